@@ -1,6 +1,12 @@
+import json
+import math
+
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from icml26.orloop import (
+    Edit,
     EpisodeResult,
     diagnostic_accuracy,
     feasibility_preservation,
@@ -58,3 +64,25 @@ def test_op_fp_and_semantic_drift():
     assert semantic_drift(ep(None, 5)) is None
     s = summarize([ep(1, 1), ep(None, 10)])
     assert s["RR"] == 0.5 and s["OP"] == 1.0 and s["steps"] == 5.5
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    z=st.floats(-1e6, 1e6, allow_nan=False),
+    z0=st.floats(-1e6, 1e6, allow_nan=False),
+)
+def test_op_is_a_bounded_score(z, z0):
+    op = optimality_preservation(z, z0)
+    assert 0.0 <= op <= 1.0
+    assert (op == 1.0) == (abs(z - z0) <= 1e-9 or (abs(z0) > 1e-9 and abs(z - z0) == 0))
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    lower=st.one_of(st.just(-math.inf), st.floats(-1e3, 1e3)),
+    width=st.one_of(st.just(math.inf), st.floats(0, 1e3)),
+)
+def test_edits_survive_json(lower, width):
+    upper = math.inf if math.isinf(width) else lower + width
+    edit = Edit("set_row_bounds", row="r0", lower=lower, upper=upper)
+    assert Edit.from_dict(json.loads(json.dumps(edit.to_dict()))) == edit

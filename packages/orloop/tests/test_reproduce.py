@@ -29,7 +29,7 @@ def test_report_has_every_agent_group_and_metric(report):
     assert set(AGENTS) <= set(report.methods)
     for agent in AGENTS:
         stats = report.row(agent, "all").metrics
-        assert {"RR@5", "DA", "OP", "FP", "steps", "drift"} <= set(stats)
+        assert {"RR@5", "DA", "OP", "FP", "steps", "drift_rate"} <= set(stats)
         assert 0 <= stats["RR@5"].mean <= 1
     assert {"easy", "LP", "MILP", "type A", "type B", "ORBias"} <= set(report.groups)
     episodes = [r for r in report.records if r["kind"] == "episode"]

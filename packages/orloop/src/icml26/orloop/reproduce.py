@@ -103,17 +103,9 @@ PRESETS = {
 
 def _rows_for(agent: str, group: str, results: list[EpisodeResult], full: bool) -> Row:
     s = summarize(results)
-    keys = (
-        ("RR@5", "RR", "DA", "DP", "OP", "FP", "drift", "steps")
-        if full
-        else (
-            "RR@5",
-            "DA",
-            "OP",
-            "FP",
-            "steps",
-        )
-    )
+    full_keys = ("RR@5", "RR", "DA", "DP", "OP", "FP", "drift_rate", "steps")
+    keys = full_keys if full else ("RR@5", "DA", "OP", "FP", "steps")
+    s["drift_rate"] = s["drift"]  # share of successful repairs flagged as semantic drift
     metrics = {k: s[k] for k in keys if not math.isnan(s[k])}
     return Row(method=agent, group=group, metrics={k: Stat.of(v) for k, v in metrics.items()})
 
@@ -226,13 +218,17 @@ def run(config: Config, seed: int, out: Path) -> Report:
             group="ORBias",
             bias_id=rep.bias_id,
             bias_ood=rep.bias_ood,
-            drift=rep.drift,
+            bias_drift=rep.drift,
             alpha_hat=rep.alpha,
         )
     )
     rows.append(
         Row.of(
-            "rational", group="ORBias", bias_id=rat.bias_id, bias_ood=rat.bias_ood, drift=rat.drift
+            "rational",
+            group="ORBias",
+            bias_id=rat.bias_id,
+            bias_ood=rat.bias_ood,
+            bias_drift=rat.drift,
         )
     )
     records.append(
