@@ -66,5 +66,6 @@ def evaluate(
 ) -> list[EpisodeResult]:
     """One episode per instance."""
     items = list(instances)
-    it = progress(items, desc=agent.name, disable=None if show_progress else True)
+    # the shared bar hides itself off-terminal and under ICML26_QUIET; off unless asked for
+    it = progress(items, desc=agent.name) if show_progress else items
     return [run_episode(agent, inst, max_steps=max_steps, reward=reward) for inst in it]

@@ -169,9 +169,8 @@ def train_grpo(
     m_p, v_p = np.zeros_like(phi), np.zeros_like(phi)
     history: list[dict[str, float]] = []
     b1, b2, eps = 0.9, 0.999, 1e-8
-    for it in progress(
-        range(config.iterations), desc="GRPO", disable=None if show_progress else True
-    ):
+    steps = range(config.iterations)
+    for it in progress(steps, desc="GRPO") if show_progress else steps:
         batch = rng.choice(
             len(problems), size=min(config.problems_per_batch, len(problems)), replace=False
         )
