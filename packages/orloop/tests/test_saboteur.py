@@ -1,0 +1,67 @@
+import pytest
+
+from icml26.orloop import (
+    ERROR_TYPES,
+    difficulty,
+    generate,
+    make_instance,
+    read_dataset,
+    validate,
+    write_dataset,
+)
+from icml26.shared import numpy_rng
+from icml26.shared.cli import main as icml26_main
+
+
+@pytest.mark.parametrize("error_type", ERROR_TYPES)
+def test_every_error_type_gives_a_validated_instance(error_type):
+    family = "milp" if error_type == "B" else "lp"
+    inst = make_instance(numpy_rng(7, error_type), error_type, family=family)
+    check = validate(inst)
+    assert check.original_optimal and check.sabotaged_infeasible and check.fix_restores
+    assert check.iis_valid and inst.iis.size >= 1
+    assert inst.difficulty == difficulty(inst.iis.size)
+    # the fix only touches what the injection touched: the intended rows survive it
+    assert set(inst.original_constraints) <= set(inst.model.row_names) | set(
+        inst.reference.row_names
+    )
+
+
+def test_difficulty_tiers_and_bad_input():
+    assert [difficulty(k) for k in (1, 2, 3, 5, 6, 16)] == [
+        "easy",
+        "easy",
+        "medium",
+        "medium",
+        "hard",
+        "hard",
+    ]
+    with pytest.raises(ValueError, match="unknown error type"):
+        make_instance(numpy_rng(0), "Z")
+    with pytest.raises(ValueError, match="MILP"):
+        make_instance(numpy_rng(0), "B", family="lp")
+    with pytest.raises(ValueError, match="milp_fraction"):
+        list(generate(2, milp_fraction=1.5))
+
+
+def test_generation_is_seeded_and_survives_a_dataset_round_trip(tmp_path):
+    a = list(generate(4, seed=3, milp_fraction=0.5))
+    b = list(generate(4, seed=3, milp_fraction=0.5))
+    assert [i.problem_id for i in a] == [i.problem_id for i in b]
+    assert [i.original_objective for i in a] == [i.original_objective for i in b]
+    assert sum(i.family == "milp" for i in a) == 2
+    write_dataset(a, tmp_path / "ds")
+    back = read_dataset(tmp_path / "ds")
+    assert [i.problem_id for i in back] == [i.problem_id for i in a]
+    assert all(validate(i).ok for i in back)
+
+
+def test_cli_generate_writes_mps_and_index(tmp_path, capsys):
+    rc = icml26_main(
+        ["orloop", "generate", "--n", "3", "--out", str(tmp_path / "g"), "--seed", "1"]
+    )
+    assert rc == 0
+    assert len(list((tmp_path / "g" / "models").glob("*.mps"))) == 3
+    assert len((tmp_path / "g" / "index.jsonl").read_text().splitlines()) == 3
+    assert "wrote 3 validated instances" in capsys.readouterr().out
+    assert icml26_main(["orloop", "generate", "--n", "0", "--out", str(tmp_path / "h")]) == 2
