@@ -150,7 +150,7 @@ def explanation_vs_graphlime(data, key, model) -> list[dict]:
     row.update(
         graphlime_hsic_lasso_s=peer_s,
         ratio_ours_vs_graphlime=ours_s / peer_s,
-        spearman_abs_beta_vs_lasso=float(rho),
+        spearman_beta_vs_lasso_on_used_features=float(rho),
         lasso_nonzero=int((coef > 0).sum()),
         differentiable="ours: yes (torch autograd); HSIC Lasso: no",
     )
@@ -183,7 +183,7 @@ def main() -> None:
         ),
         "verification cost (trained clean GCN as the suspect)": verification_cost(data, key, model),
         "closed-form explanation vs GraphLIME HSIC Lasso (same x, y)": explanation_vs_graphlime(
-            data, key
+            data, key, model
         ),
     }
     text = "\n\n".join(markdown(t, r) for t, r in sections.items())

@@ -65,8 +65,9 @@ def test_smoke_preset(tmp_path):
     report = reproduce(PAPER, preset="smoke", seeds=3, out=tmp_path)
     checks = {c.name: c.holds for c in report.checks}
     assert len(checks) == 9
-    # checks measured to hold on the smoke preset (README, Results)
-    assert checks["(a) watermarked model verifies with z_subgraph >= 4"]
-    assert checks["(a) watermarked model verifies with z_clean >= 4"]
-    assert checks["(d) after 30% pruning: z_subgraph >= 3"]
-    assert checks["(e) clean models not flagged: fpr_clean <= 5% (p < 0.01)"]
+    # the smoke preset measured (README, Results): every part of the claim holds except
+    # robustness to fine-tuning, which is computed and reported as failing
+    for name, holds in checks.items():
+        if not name.startswith("(c)"):
+            assert holds, name
+    assert sum(name.startswith("(c)") for name in checks) == 2

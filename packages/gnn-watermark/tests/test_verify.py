@@ -59,7 +59,9 @@ def test_watermarked_model_verifies_and_clean_model_does_not(tiny_graph, tiny_ke
         clean, tiny_graph, tiny_key, num_null_subgraphs=30, num_null_tuples=100
     )
     assert v_wm.alignment > 0.8 and v_wm.mi > v_clean.mi + 5
-    assert v_wm.z_subgraph > 4 and v_wm.owned(0.01)
+    assert v_wm.z_subgraph > 4 and v_wm.p_subgraph < 1e-4
+    # three clean models: the Student-t null (2 df) is wide, so p stays above 0.01
+    assert v_wm.z_clean > 4 and v_wm.p_clean < 0.05 and v_wm.owned(0.05)
     assert v_clean.p_subgraph > 0.01 and v_clean.alignment < 0.75
     # the official "with zeros" count is never below the honest count
     assert v_clean.mi_with_zeros >= v_clean.mi and v_wm.informative_features <= 80
