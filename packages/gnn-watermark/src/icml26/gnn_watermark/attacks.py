@@ -1,4 +1,4 @@
-"""Removal attacks on a watermarked model (paper §5; official ``prune_and_fine_tune_utils.py``,
+"""Removal attacks on a watermarked model (official ``prune_and_fine_tune_utils.py``,
 ``knowledge_distillation.py``). Every attack returns a new model; the input is untouched.
 
 - :func:`fine_tune`: Adam on the attacker's own labelled nodes (disjoint from the secret

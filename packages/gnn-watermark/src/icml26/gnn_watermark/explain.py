@@ -1,4 +1,4 @@
-"""The closed-form, differentiable explanation of a subgraph (paper §3; ``regression_utils.py``).
+"""The closed-form, differentiable explanation of a subgraph (method; ``regression_utils.py``).
 
 The paper explains a GNN's outputs on a subgraph GraphLIME-style, replacing GraphLIME's
 HSIC Lasso with ridge regression so the explanation has a closed form and can be

@@ -1,4 +1,4 @@
-"""The owner's secret: T training subgraphs and the ±1 watermark pattern (paper §3, Steps 1–2).
+"""The owner's secret: T training subgraphs and the ±1 watermark pattern (method, Steps 1–2).
 
 Key generation follows the official ``subgraph_utils.create_random_subgraph`` and
 ``watermark_utils.apply_watermark`` (type ``most_represented``):

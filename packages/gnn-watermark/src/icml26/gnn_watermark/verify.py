@@ -1,4 +1,4 @@
-"""Black-box ownership verification (paper §4; official ``count_matches``,
+"""Black-box ownership verification (the official ``count_matches``,
 ``get_natural_match_distribution``, ``collect_random_subgraphs.py``).
 
 The verifier queries the suspect model for class probabilities on the T secret

@@ -1,4 +1,4 @@
-"""Embedding the watermark while training the node classifier (paper §3, Steps 3–4).
+"""Embedding the watermark while training the node classifier (method, Steps 3–4).
 
 For the secret subgraphs S_1..S_T and the pattern w (:mod:`~icml26.gnn_watermark.key`),
 training minimises
