@@ -1,0 +1,299 @@
+"""Graphs that need no download, and the loader for graphs users bring.
+
+- :func:`sbm_bow`: an attributed stochastic block model with sparse binary
+  bag-of-words features correlated with the class (reconstructed stand-in for Amazon
+  Photo / Coauthor CS, whose features are sparse binary word indicators);
+  :data:`GRAPH_SIZES` holds Photo-, CS- and PubMed-like sizes.
+- :func:`pyg_generator`: torch_geometric's own generators (``FakeDataset``,
+  ``stochastic_blockmodel_graph``).
+- :func:`prepare_data`: checks any user ``torch_geometric.data.Data`` (features,
+  edges, labels) and adds a seeded 60/20/20 split when it has none.
+- :func:`save_graph` / :func:`load_graph`: ``.pt`` files holding a dict of tensors
+  (read with ``torch.load(weights_only=True)``) and ``.npz`` files.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import torch
+from torch import Tensor
+from torch_geometric.data import Data
+from torch_geometric.utils import coalesce, to_undirected
+
+from icml26.shared import numpy_rng
+
+#: the official split (``train_ratio`` / val / test)
+DEFAULT_SPLIT = (0.6, 0.2, 0.2)
+
+
+@dataclass(frozen=True)
+class GraphSize:
+    """Size of a generated graph: nodes, features, classes and expected degree."""
+
+    num_nodes: int
+    num_features: int
+    num_classes: int
+    avg_degree: float
+
+
+#: the paper's datasets (nodes, features, classes, mean degree) to mimic offline
+GRAPH_SIZES = {
+    "photo": GraphSize(7650, 745, 8, 31.1),
+    "cs": GraphSize(18333, 6805, 15, 8.9),
+    "pubmed": GraphSize(19717, 500, 3, 4.5),
+    "smoke": GraphSize(2000, 300, 5, 5.8),
+}
+
+
+def sbm_bow(
+    num_nodes: int = 2000,
+    num_classes: int = 5,
+    num_features: int = 300,
+    *,
+    p_in: float = 0.01,
+    p_out: float = 0.001,
+    base_rate: float = 0.02,
+    topic_features: int = 30,
+    topic_rate: float = 0.3,
+    common_features: int = 20,
+    common_rate: float = 0.5,
+    split: tuple[float, float, float] = DEFAULT_SPLIT,
+    seed: int = 0,
+) -> Data:
+    """An attributed SBM with sparse binary class-correlated features (reconstructed).
+
+    Nodes fall into ``num_classes`` equal blocks (the labels); an edge joins two nodes
+    of the same block with probability ``p_in`` and of different blocks with ``p_out``.
+    Every feature is a Bernoulli indicator: rate ``base_rate`` by default,
+    ``topic_rate`` on ``topic_features`` features specific to the node's class, and
+    ``common_rate`` on ``common_features`` features shared by all classes (the "most
+    represented" features the watermark will occupy). Feature columns are shuffled.
+    Edges are drawn per block pair as a binomial count of uniformly placed pairs
+    (duplicates merged), so the cost is linear in the number of edges.
+    """
+    _positive(num_nodes=num_nodes, num_classes=num_classes, num_features=num_features)
+    if num_classes < 2 or num_nodes < 2 * num_classes:
+        raise ValueError(
+            f"need >= 2 classes and >= 2 nodes per class, got {num_classes}, {num_nodes}"
+        )
+    if common_features + num_classes * topic_features > num_features:
+        raise ValueError(
+            f"{common_features} common + {num_classes}×{topic_features} topic features exceed "
+            f"num_features={num_features}"
+        )
+    probabilities = {
+        "p_in": p_in,
+        "p_out": p_out,
+        "base_rate": base_rate,
+        "topic_rate": topic_rate,
+        "common_rate": common_rate,
+    }
+    for name, p in probabilities.items():
+        if not 0 <= p <= 1:
+            raise ValueError(f"{name} must be a probability, got {p}")
+    rng = numpy_rng(seed, "sbm_bow")
+    y = np.repeat(np.arange(num_classes), int(np.ceil(num_nodes / num_classes)))[:num_nodes]
+    y = rng.permutation(y)
+    edge_index = _sbm_edges(y, num_classes, p_in, p_out, rng)
+
+    rates = np.full((num_classes, num_features), base_rate)
+    cols = rng.permutation(num_features)
+    rates[:, cols[:common_features]] = common_rate
+    for c in range(num_classes):
+        start = common_features + c * topic_features
+        rates[c, cols[start : start + topic_features]] = topic_rate
+    x = (rng.random((num_nodes, num_features)) < rates[y]).astype(np.float32)
+
+    data = Data(
+        x=torch.from_numpy(x),
+        edge_index=edge_index,
+        y=torch.from_numpy(y.astype(np.int64)),
+    )
+    return _with_split(data, split, seed)
+
+
+def sized_sbm_bow(size: str | GraphSize, *, seed: int = 0, **kwargs) -> Data:
+    """:func:`sbm_bow` at a named size of :data:`GRAPH_SIZES` (or an explicit :class:`GraphSize`).
+
+    Block probabilities are set so the expected degree matches, with 80 % of edges
+    inside blocks; topic features scale with the feature count.
+    """
+    if isinstance(size, str):
+        if size not in GRAPH_SIZES:
+            raise ValueError(f"unknown size {size!r}; known: {sorted(GRAPH_SIZES)}")
+        size = GRAPH_SIZES[size]
+    n, c = size.num_nodes, size.num_classes
+    block = n / c
+    p_in = min(1.0, 0.8 * size.avg_degree / block)
+    p_out = min(1.0, 0.2 * size.avg_degree / (n - block))
+    topic = max(5, min(size.num_features // (2 * c), 60))
+    common = max(10, min(size.num_features // 15, 50))
+    params = {"p_in": p_in, "p_out": p_out, "topic_features": topic, "common_features": common}
+    params.update(kwargs)
+    return sbm_bow(n, c, size.num_features, seed=seed, **params)
+
+
+def _sbm_edges(
+    y: np.ndarray, k: int, p_in: float, p_out: float, rng: np.random.Generator
+) -> Tensor:
+    members = [np.flatnonzero(y == c) for c in range(k)]
+    src, dst = [], []
+    for a in range(k):
+        for b in range(a, k):
+            na, nb = len(members[a]), len(members[b])
+            pairs = na * (na - 1) // 2 if a == b else na * nb
+            m = rng.binomial(pairs, p_in if a == b else p_out)
+            if m == 0:
+                continue
+            i = members[a][rng.integers(0, na, m)]
+            j = members[b][rng.integers(0, nb, m)]
+            keep = i != j
+            src.append(i[keep])
+            dst.append(j[keep])
+    if not src:
+        return torch.empty((2, 0), dtype=torch.long)
+    ei = torch.from_numpy(np.stack([np.concatenate(src), np.concatenate(dst)]).astype(np.int64))
+    return coalesce(to_undirected(ei, num_nodes=len(y)), num_nodes=len(y))
+
+
+def pyg_generator(name: str, *, seed: int = 0, split=DEFAULT_SPLIT, **kwargs) -> Data:
+    """One node-classification graph from torch_geometric's generators, with a split.
+
+    ``"fake"``: ``torch_geometric.datasets.FakeDataset`` (random graph, Gaussian features
+    around class means); ``"sbm"``: ``torch_geometric.utils.stochastic_blockmodel_graph``
+    edges (dense draw: keep it to a few thousand nodes) with Gaussian features around a
+    random mean per block. Keyword arguments go to the generator.
+    """
+    from torch_geometric.datasets import FakeDataset
+    from torch_geometric.utils import stochastic_blockmodel_graph
+
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(seed)
+        if name == "fake":
+            opts = {"avg_num_nodes": 1000, "avg_degree": 8.0, "num_channels": 64, "num_classes": 5}
+            opts.update(kwargs)
+            data = FakeDataset(num_graphs=1, task="node", **opts)[0]
+        elif name == "sbm":
+            sizes = torch.as_tensor(kwargs.pop("block_sizes", [300] * 4))
+            k = len(sizes)
+            probs = kwargs.pop("edge_probs", None)
+            if probs is None:
+                probs = [[0.02 if i == j else 0.002 for j in range(k)] for i in range(k)]
+            channels = int(kwargs.pop("num_channels", 64))
+            if kwargs:
+                raise TypeError(f"unexpected arguments for 'sbm': {sorted(kwargs)}")
+            edge_index = stochastic_blockmodel_graph(sizes, torch.as_tensor(probs))
+            y = torch.repeat_interleave(torch.arange(k), sizes)
+            x = torch.randn(k, channels)[y] + torch.randn(len(y), channels)
+            data = Data(x=x, edge_index=edge_index, y=y)
+        else:
+            raise ValueError(f"unknown generator {name!r}; use 'fake' or 'sbm'")
+    data = Data(x=data.x.float(), edge_index=data.edge_index, y=data.y.long().view(-1))
+    return _with_split(data, split, seed)
+
+
+def prepare_data(data: Data, *, split=DEFAULT_SPLIT, seed: int = 0) -> Data:
+    """Check a user graph and return a copy ready for training and watermarking.
+
+    Requires ``x`` (N × F float features), ``edge_index`` (2 × E, node ids in range) and
+    ``y`` (N integer labels, >= 2 classes). Existing boolean ``train_mask`` /
+    ``val_mask`` / ``test_mask`` are kept; otherwise a seeded split is added.
+    """
+    if not isinstance(data, Data):
+        raise TypeError(f"expected a torch_geometric.data.Data, got {type(data).__name__}")
+    x = getattr(data, "x", None)
+    if x is None:
+        raise ValueError(
+            "the graph has no node features (data.x is None); the explanation watermark "
+            "regresses outputs on node features, so a featureless graph cannot carry it"
+        )
+    if not isinstance(x, Tensor) or x.dim() != 2 or x.shape[1] < 1 or x.shape[0] < 2:
+        raise ValueError(f"data.x must be an (N, F) tensor with N >= 2, F >= 1, got {_shape(x)}")
+    x = x.float()
+    if not torch.isfinite(x).all():
+        raise ValueError("data.x contains NaN or inf")
+    n = x.shape[0]
+    ei = getattr(data, "edge_index", None)
+    if not isinstance(ei, Tensor) or ei.dim() != 2 or ei.shape[0] != 2:
+        raise ValueError(f"data.edge_index must be a (2, E) tensor, got {_shape(ei)}")
+    if ei.is_floating_point():
+        raise TypeError("data.edge_index must hold integer node ids")
+    ei = ei.long()
+    if ei.numel() and (ei.min() < 0 or ei.max() >= n):
+        raise ValueError(f"data.edge_index refers to nodes outside 0..{n - 1}")
+    y = getattr(data, "y", None)
+    if not isinstance(y, Tensor) or y.numel() != n:
+        raise ValueError(f"data.y must hold one label per node ({n}), got {_shape(y)}")
+    if y.is_floating_point() and not torch.equal(y, y.round()):
+        raise TypeError("data.y must hold integer class labels")
+    y = y.long().view(-1)
+    if y.min() < 0 or len(torch.unique(y)) < 2:
+        raise ValueError("data.y must hold non-negative labels of at least 2 classes")
+    out = Data(x=x, edge_index=ei, y=y)
+    masks = [getattr(data, m, None) for m in ("train_mask", "val_mask", "test_mask")]
+    if all(isinstance(m, Tensor) and m.dtype == torch.bool and m.shape == (n,) for m in masks):
+        if masks[0].sum() < 2:
+            raise ValueError("train_mask selects fewer than 2 nodes")
+        out.train_mask, out.val_mask, out.test_mask = masks
+        return out
+    return _with_split(out, split, seed)
+
+
+def save_graph(data: Data, path: str | Path) -> Path:
+    """Write a graph as a ``.pt`` dict of tensors (loadable with ``weights_only=True``)."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    torch.save({k: v for k, v in data.to_dict().items() if isinstance(v, Tensor)}, path)
+    return path
+
+
+def load_graph(path: str | Path, *, split=DEFAULT_SPLIT, seed: int = 0) -> Data:
+    """Read a graph from ``.pt`` (a dict of tensors) or ``.npz`` (arrays ``x``, ``edge_index``,
+    ``y`` and optional masks) and check it with :func:`prepare_data`. Nothing is unpickled."""
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(path)
+    if path.suffix == ".pt":
+        try:
+            obj = torch.load(path, map_location="cpu", weights_only=True)
+        except Exception as err:  # pickled objects other than tensors are refused
+            raise ValueError(
+                f"{path} is not a dict of tensors (save graphs with save_graph): {err}"
+            ) from err
+        if not isinstance(obj, dict):
+            raise ValueError(f"{path} holds a {type(obj).__name__}, expected a dict of tensors")
+        fields = obj
+    elif path.suffix == ".npz":
+        with np.load(path, allow_pickle=False) as arrays:
+            fields = {k: torch.from_numpy(arrays[k]) for k in arrays.files}
+    else:
+        raise ValueError(f"unsupported graph file {path.name}; use .pt or .npz")
+    return prepare_data(Data(**fields), split=split, seed=seed)
+
+
+def _with_split(data: Data, split, seed: int) -> Data:
+    if len(split) != 3 or any(s < 0 for s in split) or not np.isclose(sum(split), 1.0):
+        raise ValueError(f"split must be three non-negative fractions summing to 1, got {split}")
+    n = data.num_nodes
+    perm = torch.from_numpy(numpy_rng(seed, "split").permutation(n))
+    n_train, n_val = int(split[0] * n), int(split[1] * n)
+    masks = []
+    for idx in (perm[:n_train], perm[n_train : n_train + n_val], perm[n_train + n_val :]):
+        m = torch.zeros(n, dtype=torch.bool)
+        m[idx] = True
+        masks.append(m)
+    data.train_mask, data.val_mask, data.test_mask = masks
+    return data
+
+
+def _positive(**values: int) -> None:
+    for name, v in values.items():
+        if not isinstance(v, int | np.integer) or v < 1:
+            raise ValueError(f"{name} must be a positive integer, got {v!r}")
+
+
+def _shape(obj) -> str:
+    return str(tuple(obj.shape)) if isinstance(obj, Tensor) else type(obj).__name__
