@@ -26,9 +26,7 @@ class Anchor:
             raise ValueError(f"n_old must lie in [0, {router.num_models}], got {n_old}")
         self.n_old = int(n_old)
         self.rows = router.model_embeddings.weight[:n_old].detach().clone()
-        self.projection = {
-            k: v.detach().clone() for k, v in router.projection.named_parameters()
-        }
+        self.projection = {k: v.detach().clone() for k, v in router.projection.named_parameters()}
 
     def embedding_loss(self, router: CarveRouter) -> torch.Tensor:
         """L_emb over the old rows only (0 when there are none)."""

@@ -107,7 +107,7 @@ def ties_merge(
     for name, theta0 in base.items():
         taus = torch.stack([ft[name] - theta0 for ft in finetuned])  # (n, ...)
         flat = taus.reshape(len(finetuned), -1)
-        k = max(1, int(round(density * flat.shape[1])))
+        k = max(1, round(density * flat.shape[1]))
         # trim: keep each task vector's top-k magnitudes
         thresh = flat.abs().kthvalue(flat.shape[1] - k + 1, dim=1, keepdim=True).values
         trimmed = torch.where(flat.abs() >= thresh, flat, torch.zeros_like(flat))

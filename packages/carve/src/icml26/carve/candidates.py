@@ -88,9 +88,13 @@ class CandidateSampler:
         device = gold.device
         b = gold.shape[0]
         if n_models < 1 or n_models > self.model_domain.shape[0]:
-            raise ValueError(f"n_models must lie in [1, {self.model_domain.shape[0]}], got {n_models}")
+            raise ValueError(
+                f"n_models must lie in [1, {self.model_domain.shape[0]}], got {n_models}"
+            )
         if b and (int(gold.min()) < 0 or int(gold.max()) >= n_models):
-            raise ValueError(f"gold indices must lie in [0, {n_models}); a gold model is unregistered")
+            raise ValueError(
+                f"gold indices must lie in [0, {n_models}); a gold model is unregistered"
+            )
         k = min(s.k_total, n_models)
         m_dom = self.model_domain[:n_models].to(device)
         m_area = self.model_area[:n_models].to(device)

@@ -236,7 +236,9 @@ class ContinualRouter:
         self.rng = numpy_rng(seed, "learner", strategy.name)
         self.gen = torch_generator(seed, "candidates", strategy.name)
         self.buffer: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
-        self.ewc = OnlineEWC(strategy.ewc_lambda, strategy.ewc_decay) if strategy.ewc_lambda else None
+        self.ewc = (
+            OnlineEWC(strategy.ewc_lambda, strategy.ewc_decay) if strategy.ewc_lambda else None
+        )
         self.experiences_seen = 0
         self.train_seconds = 0.0
         self.train_examples = 0
@@ -252,7 +254,9 @@ class ContinualRouter:
         """Learn experience ``t`` of the hub from its training features ``x``."""
         exp = self.hub.experiences[t]
         if t != self.experiences_seen:
-            raise ValueError(f"experiences must be learned in order: expected {self.experiences_seen}, got {t}")
+            raise ValueError(
+                f"experiences must be learned in order: expected {self.experiences_seen}, got {t}"
+            )
         if x.shape[0] != len(exp.train):
             raise ValueError(f"x has {x.shape[0]} rows for {len(exp.train)} training queries")
         n_models = self.hub.n_registered(t)
@@ -266,7 +270,9 @@ class ContinualRouter:
             anchor = Anchor(self.router, self.hub.n_registered(t - 1))
         self._fit(xs, gold, dom, rep, n_models, anchor=anchor, two_phase=anchor is not None)
         if self.ewc is not None:
-            self.ewc.consolidate(self.router, self._fisher(x, exp.train.model, exp.train.domain, n_models))
+            self.ewc.consolidate(
+                self.router, self._fisher(x, exp.train.model, exp.train.domain, n_models)
+            )
         self._update_buffer(x, exp.train.model, exp.train.domain)
         self.experiences_seen += 1
 
@@ -278,7 +284,9 @@ class ContinualRouter:
         x = np.concatenate(xs)
         gold = np.concatenate([e.train.model for e in self.hub.experiences])
         dom = np.concatenate([e.train.domain for e in self.hub.experiences])
-        self._fit(x, gold, dom, np.zeros(len(x), dtype=bool), n_models, anchor=None, two_phase=False)
+        self._fit(
+            x, gold, dom, np.zeros(len(x), dtype=bool), n_models, anchor=None, two_phase=False
+        )
         self.experiences_seen = len(self.hub.experiences)
 
     def _update_buffer(self, x: np.ndarray, gold: np.ndarray, dom: np.ndarray) -> None:
@@ -287,7 +295,8 @@ class ContinualRouter:
             return
         if s.replay == "coreset":
             idx = coreset_replay(x, dom, gold, s.replay_ratio, self.rng,
-                                 min_per_domain=s.min_per_domain, max_per_model=s.max_per_model)  # fmt: skip
+                                 min_per_domain=s.min_per_domain,
+                                 max_per_model=s.max_per_model)  # fmt: skip
         else:
             idx = random_replay(len(gold), s.replay_ratio, self.rng)
         self.buffer.append((x[idx], gold[idx], dom[idx]))
@@ -360,7 +369,9 @@ class ContinualRouter:
         router = self.router.to(dev)
         data = _Examples(x, gold, dom, replay)
         seed = derive_seed(self.seed, "batches", s.name, self.experiences_seen)
-        batches = DomainBatchSampler(dom, c.batch_size, domains_per_batch=c.domains_per_batch, seed=seed)
+        batches = DomainBatchSampler(
+            dom, c.batch_size, domains_per_batch=c.domains_per_batch, seed=seed
+        )
         loader = torch.utils.data.DataLoader(data, batch_sampler=batches, collate_fn=_identity)
         groups = [
             {"params": list(router.adapter.parameters()), "name": "adapter"},
@@ -372,7 +383,9 @@ class ContinualRouter:
         model, optimizer, loader = accelerator.prepare(router, optimizer, loader)
         total = c.epochs * len(loader)
         phase1_steps = int(s.phase1_fraction * total) if two_phase else 0
-        miner = HardNegativeMiner(self.hub.n_registered(len(self.hub.experiences) - 1), c.hard_pool, device=dev)
+        miner = HardNegativeMiner(
+            self.hub.n_registered(len(self.hub.experiences) - 1), c.hard_pool, device=dev
+        )
         neighbors = None
         if c.soft_targets:
             nb = taxonomy_neighbors(
@@ -398,7 +411,8 @@ class ContinualRouter:
                     inner = accelerator.unwrap_model(model)
                     with torch.no_grad():
                         miner.update(inner.encode(batch["x"]), batch["gold"], batch["domain"],
-                                     inner.model_embeddings.weight[:n_models], self.sampler)  # fmt: skip
+                                     inner.model_embeddings.weight[:n_models],
+                                     self.sampler)  # fmt: skip
                 loss = self._loss_terms(
                     model, batch, n_models, miner, None if phase1 else neighbors,
                     s.replay_loss_multiplier if phase1 else 1.0,
@@ -420,7 +434,9 @@ class ContinualRouter:
         self.train_examples += c.epochs * len(x)
         log.info("%s: %d steps on %d examples (%d models)", s.name, step, len(x), n_models)
 
-    def _fisher(self, x: np.ndarray, gold: np.ndarray, dom: np.ndarray, n_models: int) -> dict[str, torch.Tensor]:
+    def _fisher(
+        self, x: np.ndarray, gold: np.ndarray, dom: np.ndarray, n_models: int
+    ) -> dict[str, torch.Tensor]:
         """Diagonal empirical Fisher: mean squared gradient of the routing loss per batch."""
         c = self.train_config
         router = self.router
@@ -431,7 +447,10 @@ class ContinualRouter:
         order = self.rng.permutation(len(x))
         n_batches = 0
         for i in range(0, len(x), c.batch_size):
-            batch = {k: v.to(dev) for k, v in data.__getitems__(order[i : i + c.batch_size].tolist()).items()}
+            batch = {
+                k: v.to(dev)
+                for k, v in data.__getitems__(order[i : i + c.batch_size].tolist()).items()
+            }
             router.zero_grad(set_to_none=True)
             self._loss_terms(router, batch, n_models, miner, None, 1.0).backward()
             for k, p in router.named_parameters():

@@ -125,7 +125,9 @@ class Hub:
     def n_registered(self, experience: int) -> int:
         """How many models are registered once ``experience`` (0-based) has arrived."""
         if not 0 <= experience < len(self.experiences):
-            raise ValueError(f"experience must lie in [0, {len(self.experiences)}), got {experience}")
+            raise ValueError(
+                f"experience must lie in [0, {len(self.experiences)}), got {experience}"
+            )
         return int(self.experiences[experience].new_models[-1]) + 1
 
     def summary(self) -> list[dict[str, Any]]:
@@ -329,10 +331,12 @@ FILLERS = (
 # Each experience asks in its own style, as the four CMRBench sources do
 # (APIBench instructions, ToolMM requests, self-instructed HuggingBench questions).
 STYLES = (
-    ("###Instruction: {q}.", "###Instruction: we want to {q}.", "###Instruction: our app must {q}."),
+    ("###Instruction: {q}.", "###Instruction: we want to {q}.",
+     "###Instruction: our app must {q}."),
     ("I need a model to {q}.", "Help me {q}.", "Find a tool that can {q}."),
     ("Could you {q}?", "Is there a way to {q}?", "Can someone {q}?"),
-    ("Which model should I use to {q}?", "What is the best model to {q}?", "Recommend a model to {q}."),
+    ("Which model should I use to {q}?", "What is the best model to {q}?",
+     "Recommend a model to {q}."),
 )  # fmt: skip
 
 _SYLLABLES = ("ka", "zo", "ri", "ven", "tor", "mi", "lu", "dex", "sar", "no", "bel", "qui", "fa",
@@ -387,23 +391,27 @@ def _family_name(rng: np.random.Generator, taken: set[str]) -> str:
             return name
 
 
+def _pick(rng: np.random.Generator, options: Sequence[str]) -> str:
+    return options[int(rng.integers(len(options)))]
+
+
 def _query(rng: np.random.Generator, task: tuple, fam: _Family, size: str, version: int,
            style: tuple[str, ...]) -> str:  # fmt: skip
     _, _, verbs, objects = task
-    parts = [f"{rng.choice(verbs)} {rng.choice(objects)}"]
-    if rng.random() < 0.85:
-        parts.append(str(rng.choice(SPECIALITY_CUES)).format(s=fam.speciality))
-    if rng.random() < 0.7:
-        parts.append(str(rng.choice(SIZE_CUES[size])))
-    if rng.random() < 0.5:
-        parts.append(str(rng.choice(VERSION_CUES[min(version, len(VERSION_CUES)) - 1])))
-    if rng.random() < 0.2:
+    u = rng.random(5)
+    parts = [f"{_pick(rng, verbs)} {_pick(rng, objects)}"]
+    if u[0] < 0.85:
+        parts.append(_pick(rng, SPECIALITY_CUES).format(s=fam.speciality))
+    if u[1] < 0.7:
+        parts.append(_pick(rng, SIZE_CUES[size]))
+    if u[2] < 0.5:
+        parts.append(_pick(rng, VERSION_CUES[min(version, len(VERSION_CUES)) - 1]))
+    if u[3] < 0.2:
         parts.append(f"ideally a {fam.name} model")
-    for _ in range(int(rng.integers(0, 3))):
-        parts.append(str(rng.choice(FILLERS)))
+    parts += [_pick(rng, FILLERS) for _ in range(int(u[4] * 3))]
     head, tail = parts[0], parts[1:]
-    rng.shuffle(tail)
-    return str(rng.choice(style)).format(q=", ".join([head, *tail]))
+    tail = [tail[i] for i in rng.permutation(len(tail))]
+    return _pick(rng, style).format(q=", ".join([head, *tail]))
 
 
 def _card(task: tuple, fam: _Family, size: str, version: int, model_id: str) -> str:
@@ -435,9 +443,9 @@ def simulate_hub(config: HubConfig, rng: np.random.Generator) -> Hub:
     weights = weights[rng.permutation(c.n_domains)]
     n_first = max(1, round(c.first_domains_fraction * c.n_domains))
     rest = np.array_split(np.arange(n_first, c.n_domains), max(1, c.n_experiences - 1))
-    opened_at = [np.arange(n_first)] + [r for r in rest] if c.n_experiences > 1 else [
-        np.arange(c.n_domains)
-    ]
+    opened_at = (
+        [np.arange(n_first), *list(rest)] if c.n_experiences > 1 else [np.arange(c.n_domains)]
+    )
 
     taken: set[str] = set()
     families: list[_Family] = []
@@ -463,8 +471,9 @@ def simulate_hub(config: HubConfig, rng: np.random.Generator) -> Hub:
             mid = f"{fam.org}/{fam.name}-{size}-v{fam.versions}"
             card = _card(tasks[fam.domain], fam, size, fam.versions, mid)
             models.append(
-                ModelCard(mid, fam.name, domains[fam.domain], area_of(domains[fam.domain]),
-                          card, exp)  # fmt: skip
+                ModelCard(
+                    mid, fam.name, domains[fam.domain], area_of(domains[fam.domain]), card, exp
+                )
             )
             model_meta.append((fam_idx, size, fam.versions))
         return k
@@ -483,7 +492,9 @@ def simulate_hub(config: HubConfig, rng: np.random.Generator) -> Hub:
             if exp > 0 and u < c.version_release_fraction:
                 old = [i for i, f in enumerate(families) if f.versions < len(VERSION_CUES)]
                 fam_idx = int(rng.choice(old)) if old else new_family(int(rng.choice(open_domains)))
-            elif exp > 0 and fresh and u < c.version_release_fraction + c.new_domain_family_fraction:
+            elif (
+                exp > 0 and fresh and u < c.version_release_fraction + c.new_domain_family_fraction
+            ):
                 w = weights[fresh] / weights[fresh].sum()
                 fam_idx = new_family(int(rng.choice(fresh, p=w)))
             else:
@@ -507,7 +518,8 @@ def simulate_hub(config: HubConfig, rng: np.random.Generator) -> Hub:
                         exp % len(STYLES)]))  # fmt: skip
                     gold.append(m)
             gold_arr = np.array(gold, dtype=np.int64)
-            dom = np.array([domains.index(models[g].domain) for g in gold], dtype=np.int64)
+            dom_of = {d: i for i, d in enumerate(domains)}
+            dom = np.array([dom_of[models[g].domain] for g in gold], dtype=np.int64)
             splits.append(Split(tuple(texts), gold_arr, dom))
         experiences.append(Experience(exp, f"E{exp + 1}", new, splits[0], splits[1]))
     area_names = list(dict.fromkeys(area_of(d) for d in domains))
@@ -623,8 +635,14 @@ def load_cmrbench(
     for mid in ordered:
         dom = domain_votes[mid].most_common(1)[0][0]
         models.append(
-            ModelCard(mid, family_votes[mid].most_common(1)[0][0], dom, area_of(dom),
-                      cards[mid], first_seen[mid])  # fmt: skip
+            ModelCard(
+                mid,
+                family_votes[mid].most_common(1)[0][0],
+                dom,
+                area_of(dom),
+                cards[mid],
+                first_seen[mid],
+            )
         )
     all_domains = {m.domain for m in models}
     for _, train, test in per_exp:

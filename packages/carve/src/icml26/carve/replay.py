@@ -4,12 +4,13 @@ Official ``coreset_replay.py`` (``build_domain_model_coreset_replay``), applied 
 previous experience with budget B = ⌊ratio · n⌋:
 
 1. per-domain quotas proportional to the domain's share of the data, at least
-   ``min_per_domain`` (5), at most the domain's size;
+   ``min_per_domain`` (5), at most the domain's size, trimmed from the largest
+   domains down to the budget (:func:`domain_quotas`);
 2. inside a domain, at most ``max_per_model`` (3) examples per model, chosen by
    farthest-point sampling (FPS) in a frozen embedding space;
 3. a domain with more picks than its quota is thinned by FPS; one with fewer is filled
    by FPS from its remaining examples, seeded with what it already holds;
-4. if the floors push the total over B, the whole selection is thinned by FPS to B.
+4. if the floors alone exceed B, the whole selection is thinned by FPS to B.
 
 So the buffer is bounded by B and covers every domain that has data.
 """
@@ -56,13 +57,27 @@ def farthest_point_sampling(
 
 
 def domain_quotas(domains: np.ndarray, budget: int, min_per_domain: int) -> dict[int, int]:
-    """Quota per domain: round(B · share), at least ``min_per_domain``, at most its size."""
+    """Quota per domain: round(B · share), at least the floor, at most the domain's size.
+
+    As in the official quota step (``build_domain_model_herding_replay``): the floor drops
+    to max(1, B // n_domains) when B cannot pay it, and quotas above the floor are
+    decremented, largest first, until they sum to at most B.
+    """
     values, counts = np.unique(domains, return_counts=True)
     n = len(domains)
-    return {
-        int(d): int(min(c, max(min_per_domain, round(budget * c / n))))
+    floor = min_per_domain
+    if len(values) and budget < len(values) * min_per_domain:
+        floor = max(1, budget // len(values))
+    quota = {
+        int(d): int(min(c, max(floor, round(budget * c / n))))
         for d, c in zip(values, counts, strict=True)
     }
+    while sum(quota.values()) > budget:
+        over = [d for d in quota if quota[d] > floor]
+        if not over:
+            break
+        quota[max(over, key=quota.__getitem__)] -= 1
+    return quota
 
 
 def coreset_replay(

@@ -21,7 +21,6 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import numpy as np
 import torch
 
 from icml26.carve.baselines import (
@@ -111,9 +110,12 @@ def _rows(method: str, acc: AccuracyMatrix, seconds: float, final_only: bool) ->
     if not final_only:
         for t in range(acc.n_experiences):
             rows.append(
-                Row.of(method, group=f"after E{t + 1}",
-                       **{f"{SHORT[lv]}-Acc": 100 * acc.average(lv, t) for lv in LEVELS},
-                       **{"D-FGT": 100 * acc.forgetting("domain", t)})  # fmt: skip
+                Row.of(
+                    method,
+                    group=f"after E{t + 1}",
+                    **{f"{SHORT[lv]}-Acc": 100 * acc.average(lv, t) for lv in LEVELS},
+                    **{"D-FGT": 100 * acc.forgetting("domain", t)},
+                )
             )
     return rows
 
@@ -145,13 +147,13 @@ def _run(config: Config, seed: int, out: Path) -> Report:
         t0 = time.perf_counter()
         if method == ZERO_SHOT:
             cards = CardRetrieval(encoder.encode(hub.cards))
-            add(method, retrieval_stream(hub, lambda k, n: cards.predict(xs_test[k], n)),
-                time.perf_counter() - t0)  # fmt: skip
+            acc = retrieval_stream(hub, lambda k, n, cards=cards: cards.predict(xs_test[k], n))
+            add(method, acc, time.perf_counter() - t0)
         elif method == BM25:
             bm25 = BM25Retrieval(hub.cards)
             texts = [e.test.texts for e in hub.experiences]
-            add(method, retrieval_stream(hub, lambda k, n: bm25.predict(texts[k], n)),
-                time.perf_counter() - t0)  # fmt: skip
+            acc = retrieval_stream(hub, lambda k, n, b=bm25, q=texts: b.predict(q[k], n))
+            add(method, acc, time.perf_counter() - t0)
         elif method == TIES:
             acc = ties_merge_stream(hub, xs_train, xs_test, train=config.train, seed=seed,
                                     density=config.ties_density, device=config.device)  # fmt: skip
@@ -173,12 +175,19 @@ def _run(config: Config, seed: int, out: Path) -> Report:
             learner = ContinualRouter(hub, dim, train=config.train, strategy=strategy,
                                       seed=seed, device=config.device)  # fmt: skip
             add(method, learner.fit_stream(xs_train, xs_test), time.perf_counter() - t0)
-    notes = [
-        "hub per experience (seed 0 shown): "
-        + "; ".join(f"{s['experience']}: +{s['new_models']} models ({s['registered']} "
-                    f"registered), {s['domains']} domains, {s['train_queries']} train / "
-                    f"{s['test_queries']} test queries" for s in hub.summary())  # fmt: skip
-    ] if seed == 0 else []
+    notes = (
+        [
+            "hub per experience (seed 0 shown): "
+            + "; ".join(
+                f"{s['experience']}: +{s['new_models']} models ({s['registered']} "
+                f"registered), {s['domains']} domains, {s['train_queries']} train / "
+                f"{s['test_queries']} test queries"
+                for s in hub.summary()
+            )
+        ]
+        if seed == 0
+        else []
+    )
     notes.append(
         f"encoder: {encoder.name}; accuracies and forgetting in percentage points; "
         "argmax over every registered model; forgetting = mean over past experiences of "

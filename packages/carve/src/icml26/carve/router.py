@@ -120,7 +120,9 @@ class CarveRouter(nn.Module):
     def encode(self, x: torch.Tensor) -> torch.Tensor:
         """Unnormalised query vectors h(q)W, (B, d)."""
         if x.ndim != 2 or x.shape[1] != self.input_dim:
-            raise ValueError(f"expected queries of shape (B, {self.input_dim}), got {tuple(x.shape)}")
+            raise ValueError(
+                f"expected queries of shape (B, {self.input_dim}), got {tuple(x.shape)}"
+            )
         return self.projection(self.adapter(x))
 
     def forward(self, x: torch.Tensor, candidates: torch.Tensor) -> torch.Tensor:
