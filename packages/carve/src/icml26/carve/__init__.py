@@ -9,9 +9,9 @@ anchors old embeddings and the projection to a checkpoint, and replays a
 domain-stratified coreset.
 
 Modules: ``hub`` (CMRBench-style simulator, official JSON loader), ``encoders``
-(hashed n-grams, MiniLM), ``router``, ``candidates``, ``anchoring``, ``replay``,
-``batching``, ``carve`` (the continual learner), ``baselines``, ``metrics``,
-``reproduce``.
+(hashed n-grams, MiniLM), ``lora`` (LoRA on a transformer query encoder), ``router``,
+``candidates``, ``anchoring``, ``replay``, ``batching``, ``carve`` (the continual
+learner), ``baselines``, ``metrics``, ``reproduce``.
 """
 
 from icml26.carve.anchoring import Anchor
@@ -39,6 +39,7 @@ from icml26.carve.hub import (
     load_cmrbench,
     simulate_hub,
 )
+from icml26.carve.lora import LoRALinear, TransformerBackbone, apply_lora
 from icml26.carve.metrics import AccuracyMatrix, routing_accuracy
 from icml26.carve.replay import coreset_replay, farthest_point_sampling, random_replay
 from icml26.carve.router import CarveRouter, UnknownModelError
@@ -62,13 +63,16 @@ __all__ = [
     "HashedNgramEncoder",
     "Hub",
     "HubConfig",
+    "LoRALinear",
     "MiniLMEncoder",
     "ModelCard",
     "Split",
     "Strategy",
     "TextEncoder",
     "TrainConfig",
+    "TransformerBackbone",
     "UnknownModelError",
+    "apply_lora",
     "area_of",
     "coreset_replay",
     "farthest_point_sampling",

@@ -130,7 +130,8 @@ class _Examples(torch.utils.data.Dataset):
     """Feature rows with labels; ``__getitems__`` returns a whole batch at once."""
 
     def __init__(self, x: np.ndarray, gold: np.ndarray, domain: np.ndarray, replay: np.ndarray):
-        self.x = torch.as_tensor(x, dtype=torch.float32)
+        x = torch.as_tensor(x)
+        self.x = x.float() if x.is_floating_point() else x  # token rows stay integer
         self.gold = torch.as_tensor(gold, dtype=torch.long)
         self.domain = torch.as_tensor(domain, dtype=torch.long)
         self.replay = torch.as_tensor(replay, dtype=torch.bool)
@@ -163,6 +164,8 @@ class OnlineEWC:
 
     def consolidate(self, router: CarveRouter, fisher: dict[str, torch.Tensor]) -> None:
         for k, p in router.named_parameters():
+            if k not in fisher:
+                continue
             f = fisher[k]
             if k in self.fisher:
                 old = self.fisher[k]
@@ -221,6 +224,7 @@ class ContinualRouter:
         strategy: Strategy = CARVE,
         seed: int = 0,
         device: str | torch.device | None = None,
+        backbone: torch.nn.Module | None = None,
     ) -> None:
         self.hub = hub
         self.train_config = train or TrainConfig()
@@ -230,11 +234,13 @@ class ContinualRouter:
         c = self.train_config
         self.router = CarveRouter(
             input_dim, c.embedding_dim, tau=c.tau, adapter_hidden=c.adapter_hidden,
-            generator=torch_generator(seed, "init"),
+            generator=torch_generator(seed, "init"), backbone=backbone,
         )  # fmt: skip
         self.sampler = CandidateSampler(c.candidates, hub.model_domain, hub.domain_area)
-        self.rng = numpy_rng(seed, "learner", strategy.name)
-        self.gen = torch_generator(seed, "candidates", strategy.name)
+        # streams do not depend on the strategy: every method sees the same batches,
+        # candidate draws and initial weights, so differences are the strategy's alone
+        self.rng = numpy_rng(seed, "learner")
+        self.gen = torch_generator(seed, "candidates")
         self.buffer: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
         self.ewc = (
             OnlineEWC(strategy.ewc_lambda, strategy.ewc_decay) if strategy.ewc_lambda else None
@@ -368,16 +374,17 @@ class ContinualRouter:
         dev = accelerator.device
         router = self.router.to(dev)
         data = _Examples(x, gold, dom, replay)
-        seed = derive_seed(self.seed, "batches", s.name, self.experiences_seen)
+        seed = derive_seed(self.seed, "batches", self.experiences_seen)
         batches = DomainBatchSampler(
             dom, c.batch_size, domains_per_batch=c.domains_per_batch, seed=seed
         )
         loader = torch.utils.data.DataLoader(data, batch_sampler=batches, collate_fn=_identity)
         groups = [
-            {"params": list(router.adapter.parameters()), "name": "adapter"},
+            {"params": [p for p in router.adapter.parameters() if p.requires_grad],
+             "name": "adapter"},
             {"params": list(router.projection.parameters()), "name": "projection"},
             {"params": list(router.model_embeddings.parameters()), "name": "embedding"},
-        ]
+        ]  # fmt: skip
         groups = [g for g in groups if g["params"]]
         optimizer = torch.optim.AdamW(groups, lr=c.lr_projection, weight_decay=c.weight_decay)
         model, optimizer, loader = accelerator.prepare(router, optimizer, loader)
@@ -441,7 +448,7 @@ class ContinualRouter:
         c = self.train_config
         router = self.router
         dev = router.projection.weight.device
-        fisher = {k: torch.zeros_like(p) for k, p in router.named_parameters()}
+        fisher = {k: torch.zeros_like(p) for k, p in router.named_parameters() if p.requires_grad}
         miner = HardNegativeMiner(n_models, c.hard_pool, device=dev)
         data = _Examples(x, gold, dom, np.zeros(len(x), dtype=bool))
         order = self.rng.permutation(len(x))
@@ -454,7 +461,7 @@ class ContinualRouter:
             router.zero_grad(set_to_none=True)
             self._loss_terms(router, batch, n_models, miner, None, 1.0).backward()
             for k, p in router.named_parameters():
-                if p.grad is not None:
+                if k in fisher and p.grad is not None:
                     fisher[k] += p.grad.detach().pow(2)
             n_batches += 1
         router.zero_grad(set_to_none=True)

@@ -62,7 +62,10 @@ class CarveRouter(nn.Module):
         tau: float = 0.08,
         adapter_hidden: int = 256,
         generator: torch.Generator | None = None,
+        backbone: nn.Module | None = None,
     ) -> None:
+        """``backbone`` (optional, e.g. :class:`~icml26.carve.lora.TransformerBackbone`)
+        replaces the adapter: the query tower becomes projection(backbone(x))."""
         super().__init__()
         if input_dim < 1 or embedding_dim < 1:
             raise ValueError(f"dimensions must be positive, got {input_dim}, {embedding_dim}")
@@ -70,11 +73,18 @@ class CarveRouter(nn.Module):
             raise ValueError(f"tau must be positive, got {tau}")
         self.input_dim, self.embedding_dim, self.tau = input_dim, embedding_dim, float(tau)
         self.adapter_hidden = adapter_hidden
-        self.adapter = Adapter(input_dim, adapter_hidden) if adapter_hidden > 0 else nn.Identity()
-        self.projection = nn.Linear(input_dim, embedding_dim, bias=False)
+        if backbone is not None:
+            self.adapter, self.adapter_hidden = backbone, 0
+            hidden_dim = int(backbone.output_dim)
+        else:
+            self.adapter = (
+                Adapter(input_dim, adapter_hidden) if adapter_hidden > 0 else nn.Identity()
+            )
+            hidden_dim = input_dim
+        self.projection = nn.Linear(hidden_dim, embedding_dim, bias=False)
         self.model_embeddings = nn.Embedding(0, embedding_dim)
         with torch.no_grad():
-            if adapter_hidden > 0:
+            if backbone is None and adapter_hidden > 0:
                 bound = 1.0 / np.sqrt(input_dim)
                 self.adapter.down.weight.uniform_(-bound, bound, generator=generator)
                 self.adapter.down.bias.uniform_(-bound, bound, generator=generator)
@@ -157,7 +167,7 @@ class CarveRouter(nn.Module):
         if not 1 <= n <= self.num_models:
             raise ValueError(f"n_models must lie in [1, {self.num_models}], got {n_models}")
         param = self.projection.weight
-        x = torch.as_tensor(x, dtype=param.dtype)
+        x = self._as_input(x)
         reg = self.normalized_registry(n)
         out = []
         for start in range(0, x.shape[0], batch_size):
@@ -168,6 +178,13 @@ class CarveRouter(nn.Module):
             return np.zeros(0, dtype=np.int64)
         return torch.cat(out).numpy().astype(np.int64)
 
+    def _as_input(self, x: torch.Tensor | np.ndarray) -> torch.Tensor:
+        """Float features in the parameters' dtype; integer token rows unchanged."""
+        x = torch.as_tensor(x)
+        if x.is_floating_point():
+            x = x.to(self.projection.weight.dtype)
+        return x
+
     def route(
         self, x: torch.Tensor | np.ndarray, candidates: Sequence[str] | None = None
     ) -> list[str]:
@@ -177,7 +194,7 @@ class CarveRouter(nn.Module):
         rows = self.indices(candidates)
         with torch.no_grad():
             param = self.projection.weight
-            xt = torch.as_tensor(x, dtype=param.dtype, device=param.device)
+            xt = self._as_input(x).to(param.device)
             z = F.normalize(self.encode(xt), dim=-1)
             e = self.normalized_registry()[rows.to(param.device)]
             best = (z @ e.T).argmax(dim=1).cpu().numpy()
@@ -205,7 +222,13 @@ class CarveRouter(nn.Module):
         return directory
 
     @classmethod
-    def load(cls, directory: str | Path, device: str | torch.device | None = None) -> CarveRouter:
+    def load(
+        cls,
+        directory: str | Path,
+        device: str | torch.device | None = None,
+        backbone: nn.Module | None = None,
+    ) -> CarveRouter:
+        """A router saved by :meth:`save`; a LoRA router needs its ``backbone`` again."""
         from safetensors.torch import load_file
 
         directory = Path(directory)
@@ -214,7 +237,7 @@ class CarveRouter(nn.Module):
             ids = cfg.pop("model_ids")
         except (OSError, json.JSONDecodeError, KeyError) as err:
             raise ValueError(f"{directory} holds no router checkpoint: {err}") from err
-        router = cls(**cfg)
+        router = cls(**cfg, backbone=backbone)
         router.register(ids)
         state = load_file(str(directory / "router.safetensors"))
         router.load_state_dict(state)
