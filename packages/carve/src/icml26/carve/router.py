@@ -1,0 +1,249 @@
+"""The CARvE router: a query tower, a growing registry of model embeddings, cosine / τ.
+
+Official code ``core/carve/model_selection_carve/router.py``:
+
+    z(q) = h(q) W / ||h(q) W||,    e(m) = v(m) / ||v(m)||,    s(q, m) = z(q)ᵀ e(m) / τ,  τ = 0.08
+
+with ``W = Linear(d_backbone -> d, bias=False)`` and one learnable row ``v(m)`` per model
+ID (``nn.Embedding``, xavier-uniform init). New experiences *append* rows
+(``router_registry_init_mode: extend``); old ids keep their index. Prediction is the
+argmax over every model registered so far.
+
+CPU variant (reconstructed): ``h(q)`` is a frozen sentence embedding passed through a
+residual MLP ``adapter`` that plays the part of the LoRA adapters (trained with the
+adapter learning rate, never anchored); its output layer starts at zero, like LoRA's B.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+
+class UnknownModelError(ValueError):
+    """A model id that the registry does not hold (never silently dropped)."""
+
+
+def default_device(device: str | torch.device | None = None) -> torch.device:
+    """``device`` if given, else CUDA when available, else CPU."""
+    if device is None:
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    return torch.device(device)
+
+
+class Adapter(nn.Module):
+    """h = x + B·GELU(A·x), B = 0 at init (a LoRA-like residual; reconstructed)."""
+
+    def __init__(self, dim: int, hidden: int) -> None:
+        super().__init__()
+        self.down = nn.Linear(dim, hidden)
+        self.up = nn.Linear(hidden, dim, bias=False)
+        nn.init.zeros_(self.up.weight)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return x + self.up(F.gelu(self.down(x)))
+
+
+class CarveRouter(nn.Module):
+    """Query tower + model registry. ``model_ids`` maps registry rows to hub ids."""
+
+    def __init__(
+        self,
+        input_dim: int,
+        embedding_dim: int = 256,
+        *,
+        tau: float = 0.08,
+        adapter_hidden: int = 256,
+        generator: torch.Generator | None = None,
+        backbone: nn.Module | None = None,
+    ) -> None:
+        """``backbone`` (optional, e.g. :class:`~icml26.carve.lora.TransformerBackbone`)
+        replaces the adapter: the query tower becomes projection(backbone(x))."""
+        super().__init__()
+        if input_dim < 1 or embedding_dim < 1:
+            raise ValueError(f"dimensions must be positive, got {input_dim}, {embedding_dim}")
+        if not tau > 0:
+            raise ValueError(f"tau must be positive, got {tau}")
+        self.input_dim, self.embedding_dim, self.tau = input_dim, embedding_dim, float(tau)
+        self.adapter_hidden = adapter_hidden
+        if backbone is not None:
+            self.adapter, self.adapter_hidden = backbone, 0
+            hidden_dim = int(backbone.output_dim)
+        else:
+            self.adapter = (
+                Adapter(input_dim, adapter_hidden) if adapter_hidden > 0 else nn.Identity()
+            )
+            hidden_dim = input_dim
+        self.projection = nn.Linear(hidden_dim, embedding_dim, bias=False)
+        self.model_embeddings = nn.Embedding(0, embedding_dim)
+        with torch.no_grad():
+            if backbone is None and adapter_hidden > 0:
+                bound = 1.0 / np.sqrt(input_dim)
+                self.adapter.down.weight.uniform_(-bound, bound, generator=generator)
+                self.adapter.down.bias.uniform_(-bound, bound, generator=generator)
+            _xavier_(self.projection.weight, generator)
+        self.model_ids: list[str] = []
+        self._index: dict[str, int] = {}
+
+    # -- registry ---------------------------------------------------------------------
+    @property
+    def num_models(self) -> int:
+        return len(self.model_ids)
+
+    def register(self, model_ids: Sequence[str], generator: torch.Generator | None = None) -> None:
+        """Append one xavier-uniform row per new id (``extend`` mode); old rows are kept."""
+        ids = [str(m) for m in model_ids]
+        dup = [m for m in ids if m in self._index]
+        if dup or len(set(ids)) != len(ids):
+            raise ValueError(f"model ids already registered or repeated: {dup[:5] or ids[:5]}")
+        old = self.model_embeddings.weight.detach()
+        fresh = torch.empty(len(ids), self.embedding_dim, device=old.device, dtype=old.dtype)
+        # xavier-uniform over the (grown) table, as the official code initialises it
+        bound = float(np.sqrt(6.0 / (len(self.model_ids) + len(ids) + self.embedding_dim)))
+        fresh.uniform_(-bound, bound, generator=generator)
+        table = nn.Embedding(len(self.model_ids) + len(ids), self.embedding_dim)
+        table.weight.data = torch.cat([old, fresh]).to(old.device)
+        self.model_embeddings = table
+        for m in ids:
+            self._index[m] = len(self.model_ids)
+            self.model_ids.append(m)
+
+    def indices(self, model_ids: str | Sequence[str]) -> torch.Tensor:
+        """Registry rows of model ids; an unknown id raises :class:`UnknownModelError`."""
+        ids = [model_ids] if isinstance(model_ids, str) else list(model_ids)
+        missing = [m for m in ids if m not in self._index]
+        if missing:
+            raise UnknownModelError(
+                f"model id(s) not in the registry: {missing[:5]} "
+                f"({self.num_models} registered); register them before routing to them"
+            )
+        return torch.tensor([self._index[m] for m in ids], dtype=torch.long)
+
+    # -- scoring ----------------------------------------------------------------------
+    def encode(self, x: torch.Tensor) -> torch.Tensor:
+        """Unnormalised query vectors h(q)W, (B, d)."""
+        if x.ndim != 2 or x.shape[1] != self.input_dim:
+            raise ValueError(
+                f"expected queries of shape (B, {self.input_dim}), got {tuple(x.shape)}"
+            )
+        return self.projection(self.adapter(x))
+
+    def forward(self, x: torch.Tensor, candidates: torch.Tensor) -> torch.Tensor:
+        """Training logits over candidate sets (see :meth:`candidate_logits`)."""
+        return self.candidate_logits(x, candidates)
+
+    def candidate_logits(self, x: torch.Tensor, candidates: torch.Tensor) -> torch.Tensor:
+        """s(q, m) for each row's candidate set: (B, K) from queries (B, D), ids (B, K)."""
+        z = F.normalize(self.encode(x), dim=-1)
+        e = F.normalize(self.model_embeddings(candidates), dim=-1)
+        return torch.einsum("bd,bkd->bk", z, e) / self.tau
+
+    def normalized_registry(self, n_models: int | None = None) -> torch.Tensor:
+        """Unit rows e(m) of the first ``n_models`` registered models."""
+        w = self.model_embeddings.weight
+        return F.normalize(w if n_models is None else w[:n_models], dim=-1)
+
+    @torch.no_grad()
+    def scores(self, x: torch.Tensor, n_models: int | None = None) -> torch.Tensor:
+        """Scores against every registered model (or the first ``n_models``), (B, M)."""
+        z = F.normalize(self.encode(x), dim=-1)
+        return z @ self.normalized_registry(n_models).T / self.tau
+
+    @torch.no_grad()
+    def predict(
+        self, x: torch.Tensor | np.ndarray, *, n_models: int | None = None, batch_size: int = 4096
+    ) -> np.ndarray:
+        """Argmax registry index per query, over all models registered so far."""
+        if self.num_models == 0:
+            raise ValueError("the registry is empty: register models before routing")
+        n = self.num_models if n_models is None else int(n_models)
+        if not 1 <= n <= self.num_models:
+            raise ValueError(f"n_models must lie in [1, {self.num_models}], got {n_models}")
+        param = self.projection.weight
+        x = self._as_input(x)
+        reg = self.normalized_registry(n)
+        out = []
+        for start in range(0, x.shape[0], batch_size):
+            xb = x[start : start + batch_size].to(param.device)
+            z = F.normalize(self.encode(xb), dim=-1)
+            out.append((z @ reg.T).argmax(dim=1).cpu())
+        if not out:
+            return np.zeros(0, dtype=np.int64)
+        return torch.cat(out).numpy().astype(np.int64)
+
+    def _as_input(self, x: torch.Tensor | np.ndarray) -> torch.Tensor:
+        """Float features in the parameters' dtype; integer token rows unchanged."""
+        x = torch.as_tensor(x)
+        if x.is_floating_point():
+            x = x.to(self.projection.weight.dtype)
+        return x
+
+    def route(
+        self, x: torch.Tensor | np.ndarray, candidates: Sequence[str] | None = None
+    ) -> list[str]:
+        """The model id chosen for each query, among ``candidates`` (ids) or all models."""
+        if candidates is None:
+            return [self.model_ids[i] for i in self.predict(x)]
+        rows = self.indices(candidates)
+        with torch.no_grad():
+            param = self.projection.weight
+            xt = self._as_input(x).to(param.device)
+            z = F.normalize(self.encode(xt), dim=-1)
+            e = self.normalized_registry()[rows.to(param.device)]
+            best = (z @ e.T).argmax(dim=1).cpu().numpy()
+        return [self.model_ids[int(rows[i])] for i in best]
+
+    # -- checkpoints ------------------------------------------------------------------
+    def config(self) -> dict[str, Any]:
+        return {
+            "input_dim": self.input_dim,
+            "embedding_dim": self.embedding_dim,
+            "tau": self.tau,
+            "adapter_hidden": self.adapter_hidden,
+            "model_ids": list(self.model_ids),
+        }
+
+    def save(self, directory: str | Path) -> Path:
+        """``router.safetensors`` + ``router.json`` (config and registry ids)."""
+        from safetensors.torch import save_file
+
+        directory = Path(directory)
+        directory.mkdir(parents=True, exist_ok=True)
+        tensors = {k: v.detach().cpu().contiguous() for k, v in self.state_dict().items()}
+        save_file(tensors, str(directory / "router.safetensors"))
+        (directory / "router.json").write_text(json.dumps(self.config(), indent=2))
+        return directory
+
+    @classmethod
+    def load(
+        cls,
+        directory: str | Path,
+        device: str | torch.device | None = None,
+        backbone: nn.Module | None = None,
+    ) -> CarveRouter:
+        """A router saved by :meth:`save`; a LoRA router needs its ``backbone`` again."""
+        from safetensors.torch import load_file
+
+        directory = Path(directory)
+        try:
+            cfg = json.loads((directory / "router.json").read_text())
+            ids = cfg.pop("model_ids")
+        except (OSError, json.JSONDecodeError, KeyError) as err:
+            raise ValueError(f"{directory} holds no router checkpoint: {err}") from err
+        router = cls(**cfg, backbone=backbone)
+        router.register(ids)
+        state = load_file(str(directory / "router.safetensors"))
+        router.load_state_dict(state)
+        return router.to(default_device(device))
+
+
+def _xavier_(w: torch.Tensor, generator: torch.Generator | None) -> None:
+    bound = float(np.sqrt(6.0 / (w.shape[0] + w.shape[1])))
+    w.uniform_(-bound, bound, generator=generator)
