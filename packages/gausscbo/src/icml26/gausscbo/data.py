@@ -96,7 +96,9 @@ class GaussianMixture:
             log_norm = np.concatenate([log_norm, np.full(extra, -1e30)])
             means = np.concatenate([means, np.zeros((extra, self.d))])
             prec = np.concatenate([prec, np.broadcast_to(np.eye(self.d), (extra, self.d, self.d))])
-        return MixtureDensity(jnp.asarray(log_norm), jnp.asarray(means), jnp.asarray(prec))
+        # numpy float64 leaves: converted at trace time, so they keep double precision
+        # even when the objective is built outside a float64 context
+        return MixtureDensity(np.asarray(log_norm), np.asarray(means), np.asarray(prec))
 
     def log_density(self, x: jax.Array) -> jax.Array:
         """log μ_targ(x) (normalised) for x of shape (…, d); JAX-traceable."""

@@ -126,7 +126,7 @@ class KLDivergence:
         if quadrature == "mc":
             if n_samples < 2:
                 raise ValueError(f"n_samples must be at least 2, got {n_samples}")
-            eps = jnp.asarray(np.random.default_rng(seed).standard_normal((n_samples, d)))
+            eps = np.random.default_rng(seed).standard_normal((n_samples, d))
         self.log_density = log_density
         self.eps = eps
         self.d = int(d)
@@ -157,7 +157,7 @@ class KLDivergence:
         """Quadrature nodes and weights for N(m, LLᵀ)."""
         if self.quadrature == "sigma_points":
             return sigma_points(m, chol, self.kappa)
-        eps = self.eps.astype(m.dtype)
+        eps = jnp.asarray(self.eps, dtype=m.dtype)
         return m + eps @ chol.T, jnp.full((eps.shape[0],), 1.0 / eps.shape[0], dtype=m.dtype)
 
     def expectation(self, f: Callable[[jax.Array], jax.Array], m: jax.Array, chol: jax.Array):

@@ -29,7 +29,7 @@ from icml26.gausscbo.cbo import GaussCBO
 from icml26.gausscbo.data import GaussianMixture, paper_target, random_gmm
 from icml26.gausscbo.multiswarm import multi_swarm_cbo
 from icml26.gausscbo.objectives import KLDivergence
-from icml26.gausscbo.precision import float64
+from icml26.gausscbo.precision import float64, with_float64
 from icml26.shared import Check, Headline, Paper, Report, Row, jax_key, numpy_rng
 from icml26.shared.progress import progress
 
@@ -252,6 +252,7 @@ def _multiswarm(config: Config, seed: int, rows) -> None:
 
 
 # -- registry -------------------------------------------------------------------------------
+@with_float64
 def run(config: Config, seed: int, out: Path) -> Report:
     """One seed: every target × method, plus the paper-scale extras the config asks for."""
     rows: list[Row] = []
