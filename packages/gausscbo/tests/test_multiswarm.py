@@ -1,0 +1,30 @@
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+from icml26.gausscbo import KLDivergence, mixture_kl, multi_swarm_cbo, paper_target
+
+
+def test_mixture_kl_is_zero_at_the_target_and_positive_elsewhere():
+    target = paper_target("D")
+    kl = KLDivergence(target, d=2)
+    # D has unequal weights; an equal-weight copy of A is exact for A
+    a = paper_target("A")
+    kl_a = KLDivergence(a, d=2)
+    assert float(mixture_kl(kl_a, jnp.asarray(a.means), jnp.asarray(a.covs))) == pytest.approx(
+        0, abs=1e-12
+    )
+    assert float(mixture_kl(kl, jnp.asarray(target.means), jnp.asarray(target.covs))) > 0.01
+    assert float(mixture_kl(kl, jnp.zeros((2, 2)), jnp.zeros((2, 2, 2)))) == 1e4
+
+
+@pytest.mark.slow
+def test_multi_swarm_runs():
+    kl = KLDivergence(paper_target("A"), d=2)
+    starts = np.random.default_rng(0).uniform(-3, 3, (2, 2, 2))
+    res = multi_swarm_cbo(kl, jax.random.key(0), starts, n_swarms=2, n_particles=5, steps=30)
+    assert res.energy.shape == (2, 31) and res.means.shape == (2, 31, 2, 2)
+    assert np.all(np.isfinite(res.energy))
+    with pytest.raises(ValueError, match="m0 must have shape"):
+        multi_swarm_cbo(kl, jax.random.key(0), starts[:, :1], n_swarms=2)
