@@ -45,7 +45,9 @@ class Evaluator:
         return v
 
     def _t(self, t: float | Tensor, x: Tensor) -> Tensor:
-        return torch.as_tensor(t, dtype=x.dtype, device=x.device).expand(x.shape[0])
+        # times in at least float32 even for half-precision latents (t near 1 needs it)
+        dtype = torch.promote_types(x.dtype, torch.float32)
+        return torch.as_tensor(t, dtype=dtype, device=x.device).expand(x.shape[0])
 
     def _count(self, n: int, diagnostic: bool) -> None:
         if diagnostic:

@@ -69,8 +69,14 @@ def uniform_times(steps: int) -> Tensor:
     return torch.linspace(0.0, 1.0, steps + 1, dtype=torch.float64)
 
 
+def _as_float64(values: Any) -> Tensor:
+    if isinstance(values, Tensor):
+        return values.detach().to("cpu", torch.float64)
+    return torch.as_tensor(np.asarray(values, dtype=np.float64))
+
+
 def _check_times(times: Any) -> Tensor:
-    ts = torch.as_tensor(np.asarray(times, dtype=np.float64))
+    ts = _as_float64(times)
     if ts.ndim != 1 or ts.numel() < 2:
         raise ValueError(
             f"times must be a 1-D grid of at least 2 flow times, got {tuple(ts.shape)}"
@@ -148,7 +154,7 @@ def sample(
     if mid_times is None:
         mids = (ts[:-1] + ts[1:]) / 2
     else:
-        mids = torch.as_tensor(np.asarray(mid_times, dtype=np.float64))
+        mids = _as_float64(mid_times)
         if mids.shape != (n,) or torch.any(mids < ts[:-1]) or torch.any(mids > ts[1:]):
             raise ValueError(f"mid_times must hold {n} points, each inside its step")
 
