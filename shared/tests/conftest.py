@@ -12,6 +12,11 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
+
+# Wall-clock deadlines make property tests flaky on a loaded machine; the examples are tiny.
+settings.register_profile("icml26", deadline=None)
+settings.load_profile("icml26")
 
 FAKE_MODULE = """
 from dataclasses import dataclass

@@ -23,6 +23,15 @@ def _paper(**over):
     return Paper(**kw)
 
 
+def test_get_imports_only_the_paper_asked_for(fake_install):
+    import sys
+
+    reg = discover()
+    assert reg.get("fake").name == "fake"
+    assert "ghost" not in reg._broken  # not imported yet
+    assert "icml26_fakepaper" in sys.modules
+
+
 def test_discover_finds_fake_and_collects_failures(fake_install):
     reg = discover()
     assert "fake" in reg.papers

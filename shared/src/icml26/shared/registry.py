@@ -114,30 +114,26 @@ class BrokenPaper(RuntimeError):
     """A paper whose entry point is installed but fails to load."""
 
 
-@dataclass
 class Registry:
-    """The installed papers, and those whose entry point failed to load."""
+    """The installed papers, found by entry point and imported only when asked for.
 
-    papers: dict[str, Paper]
-    broken: dict[str, str]
+    ``get(name)`` imports that paper alone, so reproducing one paper neither pays for
+    nor depends on the imports of the others; ``papers`` and ``broken`` import all.
+    """
+
+    def __init__(self, entry_points: dict[str, metadata.EntryPoint]):
+        self.entry_points = dict(sorted(entry_points.items()))
+        self._papers: dict[str, Paper] = {}
+        self._broken: dict[str, str] = {}
 
     @property
     def names(self) -> list[str]:
-        return sorted({*self.papers, *self.broken})
+        return list(self.entry_points)
 
-    def get(self, name: str) -> Paper:
-        if name in self.papers:
-            return self.papers[name]
-        if name in self.broken:
-            raise BrokenPaper(f"paper {name!r} is installed but fails to load: {self.broken[name]}")
-        raise UnknownPaper(name, self.names)
-
-
-def discover() -> Registry:
-    """Load every ``icml26.papers`` entry point; failures are collected, not raised."""
-    papers: dict[str, Paper] = {}
-    broken: dict[str, str] = {}
-    for ep in metadata.entry_points(group=PAPERS_GROUP):
+    def _load(self, name: str) -> None:
+        if name in self._papers or name in self._broken:
+            return
+        ep = self.entry_points[name]
         try:
             obj = ep.load()
             if not isinstance(obj, Paper):
@@ -145,10 +141,38 @@ def discover() -> Registry:
             if obj.name != ep.name:
                 raise ValueError(f"entry point {ep.name!r} publishes a paper named {obj.name!r}")
         except Exception as err:  # any plugin failure is reported, never fatal
-            broken[ep.name] = f"{type(err).__name__}: {err}"
-            continue
-        papers[ep.name] = obj
-    return Registry(papers=dict(sorted(papers.items())), broken=dict(sorted(broken.items())))
+            self._broken[name] = f"{type(err).__name__}: {err}"
+        else:
+            self._papers[name] = obj
+
+    @property
+    def papers(self) -> dict[str, Paper]:
+        """Every paper that loads, by name (imports all of them)."""
+        for name in self.entry_points:
+            self._load(name)
+        return {n: self._papers[n] for n in self.entry_points if n in self._papers}
+
+    @property
+    def broken(self) -> dict[str, str]:
+        """Every paper that fails to load, with its error (imports all of them)."""
+        for name in self.entry_points:
+            self._load(name)
+        return {n: self._broken[n] for n in self.entry_points if n in self._broken}
+
+    def get(self, name: str) -> Paper:
+        if name not in self.entry_points:
+            raise UnknownPaper(name, self.names)
+        self._load(name)
+        if name in self._broken:
+            raise BrokenPaper(
+                f"paper {name!r} is installed but fails to load: {self._broken[name]}"
+            )
+        return self._papers[name]
+
+
+def discover() -> Registry:
+    """The papers published under the ``icml26.papers`` entry-point group."""
+    return Registry({ep.name: ep for ep in metadata.entry_points(group=PAPERS_GROUP)})
 
 
 def commands() -> dict[str, metadata.EntryPoint]:
