@@ -49,6 +49,7 @@ def test_step_is_standard_anisotropic_cbo_in_coefficients():
     np.testing.assert_allclose(z_new, expected, rtol=1e-12, atol=1e-12)
 
 
+@pytest.mark.slow  # 200 steps of 40 runs in both libraries: about 20 s of CPU
 def test_statistics_agree_with_cbx_and_consensus_forms():
     cbx = pytest.importorskip("cbx")
     runs, steps = 40, 200
