@@ -13,14 +13,14 @@ def _reduced():
     smoke = PRESETS["smoke"]
     return dataclasses.replace(
         smoke,
-        train_lineages=20,
-        per_lineage=4,
-        eval_sequences=3,
-        probe_sequences=8,
+        train_lineages=12,
+        per_lineage=3,
+        eval_sequences=2,
+        probe_sequences=6,
         n_scans=2,
-        gen_samples=8,
-        pretrain=smoke.pretrain.replace(steps=3, warmup_steps=1),
-        finetune=smoke.finetune.replace(steps=3, warmup_steps=1),
+        gen_samples=4,
+        pretrain=smoke.pretrain.replace(steps=2, warmup_steps=1),
+        finetune=smoke.finetune.replace(steps=2, warmup_steps=1),
     )
 
 

@@ -54,10 +54,10 @@ class RotaryEmbedding(nn.Module):
         # rotate_half(x) = cat(-x2, x1); multiply the two halves by sin separately
         sin_neg = torch.cat((-sin[..., :half], sin[..., half:]), dim=-1)
 
-        def rot(x: torch.Tensor) -> torch.Tensor:
-            return x * cos + torch.cat((x[..., half:], x[..., :half]), dim=-1) * sin_neg
-
-        return rot(q), rot(k)
+        # rotate q and k in one call: stack them on a new leading axis
+        x = torch.stack((q, k))
+        x = x * cos + torch.cat((x[..., half:], x[..., :half]), dim=-1) * sin_neg
+        return x[0], x[1]
 
 
 class SwiGLU(nn.Module):

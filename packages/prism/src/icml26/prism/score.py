@@ -31,6 +31,7 @@ import torch
 
 from icml26.prism.model import PrismLessModel, PrismModel
 from icml26.prism.vocab import (
+    AA_ORDER,
     GL_IDS,
     MASK,
     NGL_IDS,
@@ -41,6 +42,7 @@ from icml26.prism.vocab import (
 )
 
 MODES = ("marginalized", "gl", "ngl", "exact")
+_AA_COL = {a: i for i, a in enumerate(AA_ORDER)}
 Model = PrismModel | PrismLessModel
 
 # residue token id -> its column in AA_ORDER
@@ -266,7 +268,7 @@ def score_variants(
                 contexts[key] = len(ctx_seq)
                 ctx_seq.append(vu)
                 ctx_pos.append(p)
-            items.append((vi, p, contexts[key], _COL[residue_ids(vu[p])[0]]))
+            items.append((vi, p, contexts[key], _AA_COL[vu[p]]))
     scores = np.zeros(len(variants))
     counts = np.array([max(len(m), 1) for m in muts], dtype=float)
     if not items:
