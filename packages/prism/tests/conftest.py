@@ -9,6 +9,10 @@ import torch
 from icml26.prism.data import SimConfig, Simulation
 from icml26.prism.model import ModelConfig, build_model
 
+# The tiny models gain nothing from intra-op threads, and on a loaded machine OpenMP's
+# busy-waiting makes two threads an order of magnitude slower than one.
+torch.set_num_threads(1)
+
 TINY = ModelConfig.tiny(d_model=32, d_ff=64, n_layers=1, n_heads=2)
 
 

@@ -8,6 +8,12 @@ from icml26.prism.model import ModelConfig, PrismModel, gated_logits
 from icml26.prism.vocab import GL_IDS, NGL_IDS, Tokenizer
 
 
+def assert_close(a: torch.Tensor, b: torch.Tensor, rtol: float = 1.3e-6, atol: float = 1e-5):
+    # torch.testing.assert_close would import torch.distributed.tensor (seconds of CPU)
+    assert a.shape == b.shape, (a.shape, b.shape)
+    assert torch.allclose(a, b, rtol=rtol, atol=atol), f"max |a - b| = {(a - b).abs().max()}"
+
+
 def _batch():
     enc = Tokenizer()(["EVQLVESGGGLVQPGGSLRLSCAAS", "QVQLVQSGAEVKKPGASV"])
     return enc.torch()
@@ -19,12 +25,12 @@ def test_53_way_distribution_sums_to_one_and_marginalises(make_model):
     ids, attn = _batch()
     out = model(ids, attn)
     p53 = out.log_probs().exp().detach()
-    torch.testing.assert_close(p53.sum(-1), torch.ones(p53.shape[:-1]))
+    assert_close(p53.sum(-1), torch.ones(p53.shape[:-1]))
     # summing each residue over its two cases gives the tempered 33-way AA distribution
     marg = p53[..., GL_IDS] + p53[..., NGL_IDS]
     lp_aa = torch.log_softmax(out.aa_logits, -1)[..., GL_IDS]
     expect = torch.softmax(lp_aa / 0.5, -1)
-    torch.testing.assert_close(marg, expect, rtol=1e-5, atol=1e-6)
+    assert_close(marg, expect, rtol=1e-5, atol=1e-6)
     # non-residue columns carry no mass
     others = np.setdiff1d(np.arange(53), np.concatenate([GL_IDS, NGL_IDS]))
     assert float(p53[..., others].max()) == 0.0
@@ -38,8 +44,8 @@ def test_at_alpha_one_and_t_one_the_distribution_factorises():
     p_aa = torch.softmax(aa, -1)[..., GL_IDS]
     p_aa = p_aa / p_aa.sum(-1, keepdim=True)
     # final logits are already normalised log-probs when the AA head puts no mass on specials
-    torch.testing.assert_close(p[..., GL_IDS], p_aa * torch.sigmoid(-m)[..., None])
-    torch.testing.assert_close(p[..., NGL_IDS], p_aa * torch.sigmoid(m)[..., None])
+    assert_close(p[..., GL_IDS], p_aa * torch.sigmoid(-m)[..., None])
+    assert_close(p[..., NGL_IDS], p_aa * torch.sigmoid(m)[..., None])
 
 
 def test_no_gradient_into_the_origin_head_through_the_gate(make_model):
@@ -72,7 +78,7 @@ def test_dual_heads_give_different_channels_and_losses_run(make_model):
     ngl = torch.log_softmax(lp[..., NGL_IDS], -1)
     assert not torch.allclose(gl, ngl)
     single = make_model("prism")(ids, attn).log_probs()
-    torch.testing.assert_close(
+    assert_close(
         torch.log_softmax(single[..., GL_IDS], -1).detach(),
         torch.log_softmax(single[..., NGL_IDS], -1).detach(),
     )
@@ -114,8 +120,8 @@ def test_rotary_matches_the_rotate_half_formula():
         x1, x2 = x.chunk(2, -1)
         return x * emb.cos() + torch.cat((-x2, x1), -1) * emb.sin()
 
-    torch.testing.assert_close(rq, ref(q))
-    torch.testing.assert_close(rk, ref(k))
+    assert_close(rq, ref(q))
+    assert_close(rk, ref(k))
 
 
 def test_conditioning_embeddings_change_the_output(make_model):

@@ -5,6 +5,7 @@ import dataclasses
 
 import pytest
 
+from icml26.prism.data import SimConfig
 from icml26.prism.reproduce import PAPER, PRESETS, judge
 from icml26.shared import Report, reproduce
 
@@ -13,12 +14,15 @@ def _reduced():
     smoke = PRESETS["smoke"]
     return dataclasses.replace(
         smoke,
+        sim=SimConfig(n_germlines=3, generations=10),
+        model=smoke.model.replace(d_model=16, d_ff=32, n_layers=1),
         train_lineages=12,
         per_lineage=3,
-        eval_sequences=2,
+        eval_sequences=4,
         probe_sequences=6,
         n_scans=2,
         gen_samples=4,
+        gen_mutations=2,
         pretrain=smoke.pretrain.replace(steps=2, warmup_steps=1),
         finetune=smoke.finetune.replace(steps=2, warmup_steps=1),
     )

@@ -2,6 +2,7 @@ import numpy as np
 import pytest
 import torch
 
+from icml26.prism.adamw import AdamW
 from icml26.prism.checkpoint import load_checkpoint, save_checkpoint
 from icml26.prism.losses import (
     IGNORE,
@@ -15,6 +16,12 @@ from icml26.prism.model import build_model
 from icml26.prism.score import pseudo_log_likelihood, score_variants
 from icml26.prism.train import TrainConfig, encode_repertoire, lr_lambda, train
 from icml26.prism.vocab import GL_TO_NGL, MASK
+
+
+def assert_close(a: torch.Tensor, b: torch.Tensor, rtol: float = 1.3e-6, atol: float = 1e-5):
+    # torch.testing.assert_close would import torch.distributed.tensor (seconds of CPU)
+    assert a.shape == b.shape, (a.shape, b.shape)
+    assert torch.allclose(a, b, rtol=rtol, atol=atol), f"max |a - b| = {(a - b).abs().max()}"
 
 
 def test_region_specific_masking(world):
@@ -50,7 +57,7 @@ def test_losses():
     # γ = 0 focal loss is cross-entropy
     valid = y != IGNORE
     ce = torch.nn.functional.cross_entropy(logits[valid], y[valid])
-    torch.testing.assert_close(focal_loss(logits, y, gamma=0.0), ce)
+    assert_close(focal_loss(logits, y, gamma=0.0), ce)
     assert focal_loss(logits, y, gamma=2.0) < ce
     # NGL weighting is a weighted mean
     ngl = torch.zeros(4, 6, dtype=torch.bool)
@@ -58,7 +65,7 @@ def test_losses():
     lw = focal_loss(logits, y, gamma=0.0, ngl=ngl, ngl_weight=3.0)
     per = torch.nn.functional.cross_entropy(logits[valid], y[valid], reduction="none")
     w = torch.where(ngl[valid], 3.0, 1.0)
-    torch.testing.assert_close(lw, (per * w).sum() / w.sum())
+    assert_close(lw, (per * w).sum() / w.sum())
     regions = torch.tensor([[1, 1, 0, 0, 5, 2]] * 4)
     rb = region_balanced_focal_loss(logits, y, regions, gamma=0.0, cdr_multiplier=2.0)
     cdr = valid & torch.isin(regions, torch.tensor([1, 3, 5]))
@@ -66,12 +73,12 @@ def test_losses():
     ref = 0.5 * 2 * torch.nn.functional.cross_entropy(logits[cdr], y[cdr]) + 0.5 * (
         torch.nn.functional.cross_entropy(logits[fr], y[fr])
     )
-    torch.testing.assert_close(rb, ref)
+    assert_close(rb, ref)
     t = torch.tensor([1.0, 0.0, -1.0])
     x = torch.tensor([2.0, -1.0, 5.0])
     bce = torch.nn.functional.binary_cross_entropy_with_logits(x[:2], t[:2], reduction="none")
     p_t = torch.tensor([torch.sigmoid(x[0]), 1 - torch.sigmoid(x[1])])
-    torch.testing.assert_close(binary_focal_loss(x, t), (0.5 * (1 - p_t) ** 2 * bce).mean())
+    assert_close(binary_focal_loss(x, t), (0.5 * (1 - p_t) ** 2 * bce).mean())
     up = next(iter(GL_TO_NGL))
     lab = labels_53(torch.tensor([up, up, IGNORE]), torch.tensor([True, False, True]))
     assert lab.tolist() == [GL_TO_NGL[up], up, IGNORE]
@@ -124,3 +131,45 @@ def test_checkpoint_round_trip_reproduces_scores(tmp_path, kind, make_model):
     (tmp_path / "ckpt" / "config.json").write_text('{"format": "other"}')
     with pytest.raises(ValueError, match="format"):
         load_checkpoint(tmp_path / "ckpt")
+
+
+def test_adamw_first_steps_by_hand():
+    p = torch.nn.Parameter(torch.tensor([1.0, -2.0]))
+    opt = AdamW([p], lr=0.1, betas=(0.9, 0.99), eps=1e-8, weight_decay=0.5)
+    g = torch.tensor([0.5, -4.0])
+    p.grad = g.clone()
+    opt.step()
+    # step 1: bias-corrected m/sqrt(v) = g/|g|; decay shrinks θ by lr·λ first
+    expect = torch.tensor([1.0, -2.0]) * (1 - 0.1 * 0.5) - 0.1 * torch.sign(g)
+    assert_close(p.detach(), expect)
+    p.grad = g.clone()
+    opt.step()
+    m = 0.9 * 0.1 * g + 0.1 * g
+    v = 0.99 * 0.01 * g**2 + 0.01 * g**2
+    expect = expect * (1 - 0.05) - 0.1 * (m / (1 - 0.81)) / ((v / (1 - 0.99**2)).sqrt() + 1e-8)
+    assert_close(p.detach(), expect)
+    with pytest.raises(ValueError):
+        AdamW([p], lr=0.0)
+
+
+@pytest.mark.slow
+def test_adamw_matches_torch_adamw():
+    torch.manual_seed(0)
+    a = torch.nn.Linear(4, 3)
+    b = torch.nn.Linear(4, 3)
+    b.load_state_dict(a.state_dict())
+    ours = AdamW(a.parameters(), lr=1e-2, weight_decay=0.01)
+    ref = torch.optim.AdamW(b.parameters(), lr=1e-2, weight_decay=0.01)
+    for i in range(20):
+        x = torch.randn(8, 4)
+        for net, opt in ((a, ours), (b, ref)):
+            opt.zero_grad()
+            net(x).pow(2).sum().backward()
+            if i == 10:  # a schedule changes the rate between steps
+                if opt is ours:
+                    opt.lr = 5e-3
+                else:
+                    opt.param_groups[0]["lr"] = 5e-3
+            opt.step()
+    for pa, pb in zip(a.parameters(), b.parameters(), strict=True):
+        assert_close(pa.detach(), pb.detach(), rtol=1e-5, atol=1e-6)

@@ -1,11 +1,12 @@
 """Training PRISM and PRISM-less (official ``train_esm.py`` / ``train_pure_esm.py``).
 
-AdamW (β = 0.9/0.999, ε = 1e-8, weight decay 0.01), linear warm-up then cosine decay
-to zero, gradient clipping at norm 1, gradient accumulation; the gate temperature is
+AdamW (β = 0.9/0.999, ε = 1e-8, weight decay 0.01; :class:`~icml26.prism.adamw.AdamW`,
+the same update as ``torch.optim.AdamW``), linear warm-up then cosine decay to zero,
+gradient clipping at norm 1, gradient accumulation; the gate temperature is
 held at 1 for ``temperature_warmup`` steps, then set to the model's configured value
 (0.5). The loop runs under Hugging Face ``accelerate``: launched with
 ``accelerate launch`` it is data-parallel over GPUs or nodes, and ``mixed_precision``
-"bf16" matches the paper's setting.
+"bf16" matches the paper's setting (fp16 is not offered: it needs a loss scaler).
 
 The paper trains in two stages (:meth:`TrainConfig.pretrain`, then
 :meth:`TrainConfig.finetune`); :func:`train` runs one stage and can be called twice.
@@ -23,6 +24,7 @@ import numpy as np
 import torch
 from torch.utils.data import DataLoader
 
+from icml26.prism.adamw import AdamW
 from icml26.prism.data import Repertoire
 from icml26.prism.germline import SPECIAL_REGION
 from icml26.prism.losses import LossWeights, mlm_loss, prism_loss
@@ -51,7 +53,7 @@ class TrainConfig:
     masking: MaskingConfig = field(default_factory=MaskingConfig)
     weights: LossWeights = field(default_factory=LossWeights)
     prismless_focal_gamma: float | None = None  # None: plain cross-entropy (official baseline)
-    mixed_precision: str = "no"  # "no" | "bf16" | "fp16"
+    mixed_precision: str = "no"  # "no" | "bf16"
     use_regions: bool = False  # feed region ids to the model (needs ModelConfig.n_regions)
     use_genes: bool = False  # feed V/J gene ids (needs ModelConfig.n_v_genes/n_j_genes)
 
@@ -62,9 +64,9 @@ class TrainConfig:
             raise ValueError(f"lr must be positive, got {self.lr}")
         if not 0 <= self.warmup_steps <= self.steps:
             raise ValueError(f"warmup_steps must lie in [0, steps], got {self.warmup_steps}")
-        if self.mixed_precision not in ("no", "bf16", "fp16"):
+        if self.mixed_precision not in ("no", "bf16"):
             raise ValueError(
-                f"mixed_precision must be no, bf16 or fp16, got {self.mixed_precision}"
+                f"mixed_precision must be 'no' or 'bf16', got {self.mixed_precision!r}"
             )
 
     def replace(self, **changes) -> TrainConfig:
@@ -201,6 +203,7 @@ def train(
             gradient_accumulation_steps=config.grad_accumulation,
         )
     is_prism = isinstance(model, PrismModel)
+    amp = config.mixed_precision != "no"
     gen = torch.Generator().manual_seed(int(seed) * 1000 + accelerator.process_index)
 
     def collate(idx: list[int]) -> tuple[MaskedBatch, torch.Tensor | None, torch.Tensor | None]:
@@ -219,15 +222,22 @@ def train(
     index = torch.cat([torch.randperm(len(enc), generator=order) for _ in range(epochs)])
     index = index[: n_batches * config.batch_size].tolist()
     loader = DataLoader(index, batch_size=config.batch_size, shuffle=False, collate_fn=collate)
+    raw = model  # kept before wrapping (``unwrap_model`` would import torch._dynamo)
+    # One CPU process in fp32: ``prepare`` and ``clip_grad_norm_`` of accelerate would only
+    # move the model and clip, but they first import torch.distributed.tensor (seconds of
+    # CPU per process); do both directly instead.
+    plain = accelerator.num_processes == 1 and accelerator.device.type == "cpu" and not amp
+    clip = torch.nn.utils.clip_grad_norm_ if plain else accelerator.clip_grad_norm_
+    if plain:
+        model = model.to(accelerator.device)
+        loader = accelerator.prepare(loader)
+    else:
+        model, loader = accelerator.prepare(model, loader)
     params = [p for p in model.parameters() if p.requires_grad]
-    optimizer = torch.optim.AdamW(
+    optimizer = AdamW(
         params, lr=config.lr, betas=config.betas, eps=config.eps, weight_decay=config.weight_decay
     )
-    scheduler = torch.optim.lr_scheduler.LambdaLR(
-        optimizer, lr_lambda(config.warmup_steps, config.steps)
-    )
-    model, optimizer, loader, scheduler = accelerator.prepare(model, optimizer, loader, scheduler)
-    raw = accelerator.unwrap_model(model)
+    schedule = lr_lambda(config.warmup_steps, config.steps)
     t_warm = config.warmup_steps if config.temperature_warmup is None else config.temperature_warmup
     target_t = float(raw.config.gating_temperature) if is_prism else 1.0
     model.train()
@@ -252,11 +262,14 @@ def train(
             else:
                 parts = mlm_loss(out, mb.labels_aa, focal_gamma=config.prismless_focal_gamma)
             accelerator.backward(parts["total"])
-            if accelerator.sync_gradients and config.grad_clip:
-                accelerator.clip_grad_norm_(params, config.grad_clip)
-            optimizer.step()
-            scheduler.step()
-            optimizer.zero_grad(set_to_none=True)
+            # the optimiser is not wrapped by accelerate: step only at the end of an
+            # accumulation window (accelerate scales the loss by 1/grad_accumulation)
+            if accelerator.sync_gradients:
+                if config.grad_clip:
+                    clip(params, config.grad_clip)
+                optimizer.lr = config.lr * schedule(step)
+                optimizer.step()
+                optimizer.zero_grad()
         tokens += int(mb.attention_mask.sum())
         if accelerator.sync_gradients:
             losses.append(float(parts["total"].detach()))
