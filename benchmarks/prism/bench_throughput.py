@@ -50,7 +50,11 @@ def main() -> None:
     ap.add_argument("--size", choices=("tiny", "35m"), default="tiny")
     ap.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
     ap.add_argument("--out", default="results/prism/bench")
+    ap.add_argument(
+        "--threads", type=int, default=1, help="CPU intra-op threads (1 avoids OpenMP spinning)"
+    )
     args = ap.parse_args()
+    torch.set_num_threads(args.threads)
     n_seq = 4 if args.quick else 16
     steps = 5 if args.quick else 30
     _, rep = simulate_repertoire(np.random.default_rng(0), 40, 2)
