@@ -66,6 +66,11 @@ class Config:
     gen_samples: int = 100
     gen_mutations: int = 3
     score_batch: int = 256
+    # T of PRISM's 53-way head when scoring and sampling. The official inference runs at
+    # T = 1: its gate applies T = 0.5 only once ``global_step`` passes the warm-up, and a
+    # model loaded for inference has ``global_step = 0`` (stated in its PPL script). None
+    # keeps the training value.
+    eval_temperature: float | None = 1.0
     device: str | None = None  # None: CUDA when present
     # intra-op CPU threads during a run (None: leave torch's setting). The tiny models gain
     # nothing from more, and OpenMP busy-waiting on a loaded machine makes 2 threads an
@@ -132,6 +137,8 @@ def _train_pair(cfg: Config, rep, seed: int, device) -> tuple[dict, dict]:
             "tokens_per_s": (r1.tokens + r2.tokens) / max(r1.seconds + r2.seconds, 1e-9),
             "final_loss": r2.losses[-1],
         }
+        if kind == "prism" and cfg.eval_temperature is not None:
+            model.temperature.fill_(float(cfg.eval_temperature))
         models[name] = model.eval()
     return models, timing
 
