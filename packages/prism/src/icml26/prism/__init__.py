@@ -10,6 +10,7 @@ zero-shot binding (wt-centred NGL log-probability) and GL/NGL-directed generatio
 Models are trained from scratch; the matched PRISM-less ablation is included.
 """
 
+from icml26.prism.adamw import AdamW
 from icml26.prism.baselines import blosum_scores, prismless, prismless_scores
 from icml26.prism.checkpoint import load_checkpoint, save_checkpoint
 from icml26.prism.data import (
@@ -63,6 +64,7 @@ __all__ = [
     "REGION_NAMES",
     "TOKENS",
     "VOCAB_SIZE",
+    "AdamW",
     "Assignment",
     "Encoding",
     "GermlineSet",
