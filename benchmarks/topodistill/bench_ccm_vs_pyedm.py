@@ -86,8 +86,8 @@ def main() -> None:
             sa.column("anchovy"),
             sa.column("sio_sst"),
             3,
-            [10, 30, 50, 70],
-            100,
+            [20, 40, 60, len(sa) - 2],  # the last: every embedded point, deterministic
+            500,
             repeats,
             parallel=False,
         )

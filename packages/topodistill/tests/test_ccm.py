@@ -47,12 +47,15 @@ def test_matches_pyedm_and_its_direction_convention(logistic, exclusion):
 def test_matches_pyedm_on_sardine_anchovy():
     data = load_sardine_anchovy()
     a, s = data.column("anchovy"), data.column("sio_sst")
-    libs = [10, 40, 70]
-    ref_as, ref_sa = pyedm_ccm(a, s, E=3, lib_sizes=libs, samples=100)
-    ours_as = ccm(a, s, E=3, lib_sizes=libs, samples=100, seed=5, device="cpu")
-    ours_sa = ccm(s, a, E=3, lib_sizes=libs, samples=100, seed=6, device="cpu")
+    libs = [20, 45, a.size - 2]  # the last is every embedded point: no sampling left
+    ref_as, ref_sa = pyedm_ccm(a, s, E=3, lib_sizes=libs, samples=500)
+    ours_as = ccm(a, s, E=3, lib_sizes=libs, samples=500, seed=5, device="cpu")
+    ours_sa = ccm(s, a, E=3, lib_sizes=libs, samples=500, seed=6, device="cpu")
     np.testing.assert_allclose(ours_as.mean_skill, ref_as.mean_skill, atol=0.02)
     np.testing.assert_allclose(ours_sa.mean_skill, ref_sa.mean_skill, atol=0.02)
+    # with the whole manifold as library both are deterministic: they must coincide
+    assert ours_as.final_skill == pytest.approx(ref_as.final_skill, abs=1e-9)
+    assert ours_sa.final_skill == pytest.approx(ref_sa.final_skill, abs=1e-9)
 
 
 def test_full_library_is_deterministic_and_targets_batch(logistic):
@@ -67,7 +70,7 @@ def test_full_library_is_deterministic_and_targets_batch(logistic):
     assert many.shape == (1, 2, 3)
     assert many[0, 0, 0] == pytest.approx(many[0, 1, 0])  # L = M: every subsample is the same
     assert many[0, 0, 0] == pytest.approx(one[0, 0, 0])
-    assert many[0, 0, 1] == pytest.approx(-many[0, 0, 0])  # linear in the target
+    assert many[0, 0, 1] == pytest.approx(many[0, 0, 0])  # ρ is blind to the target's sign
 
 
 def test_bad_series_raise_clear_errors(logistic):

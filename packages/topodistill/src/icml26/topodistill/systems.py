@@ -10,8 +10,7 @@ fixed-step classical Runge–Kutta scheme (RK4), vectorised over the state.
   2–5-species generalisation.
 - :func:`rossler_lorenz` — a Rössler oscillator driving a Lorenz system through
   ``C·x2²`` (the setting of Butler et al., NeurIPS 2024, TSCI).
-- :func:`lorenz96` — the Lorenz-96 ring (parents of ``i``: ``i−2, i−1, i+1``), or a
-  Lorenz-96 network whose advection terms follow a sparse random directed graph.
+- :func:`lorenz96` — the Lorenz-96 ring (parents of ``i``: ``i−2, i−1, i+1``).
 - :func:`rossler_ring` — diffusively coupled Rössler oscillators on a directed ring
   (or any directed graph).
 - :func:`add_observation_noise` — Gaussian noise at a fraction of each channel's sd.
@@ -233,49 +232,28 @@ def lorenz96(
     *,
     d: int = 10,
     forcing: float = 8.0,
-    graph: np.ndarray | None = None,
     dt: float = 0.05,
     burn_in: int = 1000,
     substeps: int = 5,
 ) -> System:
     """Lorenz-96 (Lorenz 1996), the standard causal-discovery benchmark.
 
-    Without ``graph``: ``ẋ_i = (x_{i+1} − x_{i−2}) x_{i−1} − x_i + F`` on a ring, whose
-    parents of ``i`` are ``i−2, i−1, i+1``. With a directed ``graph`` (reconstructed
-    "sparse directed coupling" variant): ``ẋ_j = Σ_{i→j} (x_{a(i)} − x_{b(i)}) x_i / k_j
-    − x_j + F``, where each parent ``i`` of ``j`` is advected by its own ring neighbours
-    ``a(i) = i+1``, ``b(i) = i−2`` — so that only the listed parents drive ``j``. The
-    parent set of ``j`` is ``{i : graph[i, j]}`` ∪ the ring neighbours of those parents.
+    ``ẋ_i = (x_{i+1} − x_{i−2}) x_{i−1} − x_i + F`` on a ring: a sparse directed graph
+    in which the parents of ``i`` are ``i−2, i−1, i+1``. For arbitrary sparse directed
+    graphs use :func:`rossler_ring` with ``graph=``.
     """
     n, rng = _check_length(n), _check_rng(rng)
     d = _check_length(d, "d")
     if d < 4:
         raise ValueError(f"Lorenz-96 needs d >= 4, got {d}")
     idx = np.arange(d)
-    if graph is None:
 
-        def rhs(x: np.ndarray) -> np.ndarray:
-            return (np.roll(x, -1) - np.roll(x, 2)) * np.roll(x, 1) - x + forcing
+    def rhs(x: np.ndarray) -> np.ndarray:
+        return (np.roll(x, -1) - np.roll(x, 2)) * np.roll(x, 1) - x + forcing
 
-        truth = np.zeros((d, d), dtype=bool)
-        for off in (-2, -1, 1):
-            truth[(idx + off) % d, idx] = True
-    else:
-        graph = np.asarray(graph, dtype=bool)
-        if graph.shape != (d, d):
-            raise ValueError(f"graph must be ({d}, {d}), got {graph.shape}")
-        adj = (graph & ~np.eye(d, dtype=bool)).astype(float)
-        k = np.maximum(adj.sum(axis=0), 1.0)
-
-        def rhs(x: np.ndarray) -> np.ndarray:
-            drive = (np.roll(x, -1) - np.roll(x, 2)) * x  # (x_{i+1} − x_{i−2}) x_i per source
-            return drive @ adj / k - x + forcing
-
-        truth = adj.astype(bool)
-        for j in range(d):
-            for i in np.flatnonzero(adj[:, j]):
-                truth[[(i + 1) % d, (i - 2) % d], j] = True
-        truth &= ~np.eye(d, dtype=bool)
+    truth = np.zeros((d, d), dtype=bool)
+    for off in (-2, -1, 1):
+        truth[(idx + off) % d, idx] = True
     x0 = forcing + rng.normal(0, 0.5, size=d)
     data = integrate_rk4(rhs, x0, n, dt, substeps=substeps, burn_in=burn_in)
     names = tuple(f"x{i}" for i in range(d))
