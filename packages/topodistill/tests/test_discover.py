@@ -62,6 +62,7 @@ def test_surrogate_test_rejects_an_unrelated_target(logistic):
     assert real.causal and real.p_value == pytest.approx(1 / 40)
 
 
+@pytest.mark.slow
 def test_topodistill_manifolds_share_rows_with_ccm(logistic):
     cfg = DistillConfig(
         window=3,
