@@ -123,7 +123,6 @@ def student_log_affinities(
         logits = -calibrate_beta(d.detach(), excluded, perplexity) * d
     elif kernel == "gaussian":
         logits = -d / temperature
-        logits = -d
     elif kernel == "student_t":
         logits = -torch.log1p(d / temperature)
     else:

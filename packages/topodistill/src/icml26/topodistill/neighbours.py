@@ -24,9 +24,10 @@ import torch
 
 __all__ = ["CandidateTable", "default_device", "library_neighbours", "nearest_neighbours"]
 
-# Expected library points in a prefix: PREFIX_SAFETY · (k + 1). At 4 the chance that a
-# prefix lacks k library points is ~1e-5 per row; those rows fall back to exact search.
-PREFIX_SAFETY = 4.0
+# Expected library points in a prefix: at least PREFIX_SAFETY · (k + 1). At 2 the chance
+# that a prefix lacks k library points is below 1 % per row (E = 2, a library of 10 % of
+# the manifold); those rows fall back to an exact search, so the answer is always exact.
+PREFIX_SAFETY = 2.0
 _CHUNK_ELEMENTS = 8_000_000
 
 
@@ -137,41 +138,65 @@ def library_neighbours(
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """``k`` nearest library neighbours of every row, for a batch of libraries.
 
-    ``library_mask`` is (S, M) boolean, one library per row. Returns ``(dist, index)``,
-    each (S, M, k), sorted by distance; where fewer than ``k`` admissible library
-    points exist the distance is ``inf`` (the caller treats that prediction as missing).
+    ``library_mask`` is (S, M) boolean, one library per row, all of the same size.
+    Returns ``(dist, index)``, each (S, M, k), sorted by distance; where fewer than
+    ``k`` admissible library points exist the distance is ``inf`` (the caller treats
+    that prediction as missing).
     """
     s, m = library_mask.shape
     size = int(library_mask[0].sum())
+    if size >= m:  # the whole manifold: every subsample is the table's own prefix
+        shape = (s, m, k)
+        return table.dist[:, :k].expand(shape), table.order[:, :k].expand(shape)
     depth = min(table.order.shape[1], CandidateTable.depth_for(m, size, k))
+    # a candidate without admissible distance points at row m, which no library holds;
+    # libraries are laid out (M + 1, S) so that gathering a candidate copies one row
+    order = table.order[:, :depth]
+    candidates = torch.where(torch.isfinite(table.dist[:, :depth]), order, m).reshape(-1)
+    member_of = torch.nn.functional.pad(library_mask.to(torch.uint8), (0, 1)).T.contiguous()
     per_sample = max(1, _CHUNK_ELEMENTS // (m * depth))
     dists, indices = [], []
     for start in range(0, s, per_sample):
-        d, i = _prefix_neighbours(table, library_mask[start : start + per_sample], k, depth)
+        chunk = member_of[:, start : start + per_sample].contiguous()
+        d, i = _prefix_neighbours(table, chunk, candidates, k, depth)
         dists.append(d)
         indices.append(i)
     return torch.cat(dists), torch.cat(indices)
 
 
 def _prefix_neighbours(
-    table: CandidateTable, library_mask: torch.Tensor, k: int, depth: int
+    table: CandidateTable, member_of: torch.Tensor, candidates: torch.Tensor, k: int, depth: int
 ) -> tuple[torch.Tensor, torch.Tensor]:
-    m = library_mask.shape[1]
-    order = table.order[:, :depth]
-    member = library_mask[:, order]  # (S, M, depth): candidate j of row i is in library s
-    member &= torch.isfinite(table.dist[:, :depth])[None]
-    position = torch.arange(depth, device=order.device, dtype=torch.int32).expand_as(member)
-    key = torch.where(member, position, depth)  # non-members sort last
-    pos = torch.topk(key, k, dim=2, largest=False, sorted=True).values.long()  # (S, M, k)
-    short = pos[..., -1] >= depth
-    pos_c = pos.clamp(max=depth - 1)
-    rows = torch.arange(m, device=order.device)[None, :, None]
-    index = order[rows, pos_c]
-    dist = table.dist[:, :depth][rows, pos_c].masked_fill(pos >= depth, math.inf)
+    """The first ``k`` library members along each row's sorted prefix.
+
+    ``member[i, s, j]``: candidate ``j`` of row ``i`` is in library ``s``. The flat
+    positions of all members come out of one ``nonzero`` in row-major order, so the
+    first ``k`` members of ``(i, s)`` are ``k`` consecutive entries, starting at the
+    number of members in the rows before it (a cumulative sum of the row counts).
+    """
+    m, s = member_of.shape[0] - 1, member_of.shape[1]
+    device = member_of.device
+    member = member_of.index_select(0, candidates).view(m, depth, s).transpose(1, 2)
+    member = member.contiguous()  # (M, S, depth)
+    count = member.sum(-1, dtype=torch.int32).view(-1).long()  # (M·S,)
+    flat = torch.nonzero(member.view(-1)).squeeze(1)
+    if flat.numel() == 0:
+        cell = torch.zeros((m * s, k), dtype=torch.int64, device=device)
+    else:
+        first = torch.cumsum(count, 0) - count
+        take = (first[:, None] + torch.arange(k, device=device)).clamp(max=flat.numel() - 1)
+        pos = flat[take]  # ((i·S + s)·depth + j)
+        cell = (pos // (s * depth)) * depth + pos % depth  # i·depth + j in the table
+    index = table.order[:, :depth].reshape(-1)[cell].view(m, s, k).transpose(0, 1)
+    dist = table.dist[:, :depth].reshape(-1)[cell].view(m, s, k).transpose(0, 1)
+    index, dist = index.contiguous(), dist.contiguous()  # (S, M, k)
+    short = (count < k).view(m, s).T
     if bool(short.any()):  # exact answer for rows whose prefix was too short
         si, ri = torch.nonzero(short, as_tuple=True)
         d = torch.cdist(table.points[ri], table.points)  # (n_short, M)
-        bad = ~library_mask[si] | _excluded(table.times[ri], table.times, table.exclusion_radius)
+        bad = (member_of[:m].T[si] == 0) | _excluded(
+            table.times[ri], table.times, table.exclusion_radius
+        )
         d = d.masked_fill(bad, math.inf)
         val, ind = torch.topk(d, k, dim=1, largest=False, sorted=True)
         dist[si, ri] = val
