@@ -51,6 +51,8 @@ __all__ = ["DistillConfig", "TopoDistill"]
 log = logging.getLogger(__name__)
 
 AFFINITIES = ("perplexity", "knn")
+# elements of the teacher's P calibrated at once (a block of minibatches; ~32 MB)
+_P_BLOCK_ELEMENTS = 8_000_000
 
 
 @dataclass(frozen=True)
@@ -293,10 +295,20 @@ class TopoDistill:
         opt = torch.optim.AdamW(params, lr=cfg.lr, weight_decay=cfg.weight_decay)
         batch = min(cfg.batch_size, times.numel())
         hist = {v: ([], []) for v in variables}
-        for _ in progress(range(cfg.student_steps), desc="distil", leave=False):
-            b = torch.randperm(times.numel(), generator=gen)[:batch].to(self.device)
-            excluded = theiler_mask(times[b], fit.theiler)
-            p = self._teacher_affinities(z_global[b], excluded)
+        # the teacher is frozen: its P for a block of upcoming minibatches is calibrated in
+        # one batched call (the same batches, in the same order, as drawing them one by one)
+        block = max(1, _P_BLOCK_ELEMENTS // (batch * batch))
+        queue: list[tuple[torch.Tensor, torch.Tensor, torch.Tensor]] = []
+        for step in progress(range(cfg.student_steps), desc="distil", leave=False):
+            if not queue:
+                count = min(block, cfg.student_steps - step)
+                bs = torch.stack(
+                    [torch.randperm(times.numel(), generator=gen)[:batch] for _ in range(count)]
+                ).to(self.device)
+                masks = theiler_mask(times[bs], fit.theiler)
+                ps = self._teacher_affinities(z_global[bs], masks)
+                queue = list(zip(bs, masks, ps, strict=True))[::-1]
+            b, excluded, p = queue.pop()
             total = torch.zeros((), device=self.device)
             for v, net in nets.items():
                 z = net(windows[v][b])

@@ -40,14 +40,15 @@ KERNELS = ("calibrated", "gaussian", "student_t")
 
 
 def theiler_mask(times: torch.Tensor, radius: int) -> torch.Tensor:
-    """(B, B) True where a pair may not be neighbours: ``|t − s| ≤ radius`` (self included)."""
-    return (times[:, None] - times[None, :]).abs() <= max(0, int(radius))
+    """(..., B, B) True where a pair may not be neighbours: ``|t − s| ≤ radius`` (self
+    included); leading dimensions of ``times`` (..., B) batch independent minibatches."""
+    return (times[..., :, None] - times[..., None, :]).abs() <= max(0, int(radius))
 
 
 def squared_distances(z: torch.Tensor) -> torch.Tensor:
-    """Pairwise squared Euclidean distances of the rows of ``z`` (B, m) → (B, B)."""
+    """Pairwise squared Euclidean distances of the rows of ``z`` (..., B, m) → (..., B, B)."""
     sq = (z * z).sum(-1)
-    return (sq[:, None] + sq[None, :] - 2.0 * z @ z.T).clamp(min=0.0)
+    return (sq[..., :, None] + sq[..., None, :] - 2.0 * z @ z.transpose(-1, -2)).clamp(min=0.0)
 
 
 def perplexity_affinities(
@@ -55,8 +56,9 @@ def perplexity_affinities(
 ) -> torch.Tensor:
     """Row-stochastic ``P`` with each row's perplexity set to ``perplexity`` (bisection on β).
 
-    Excluded pairs get probability 0. Perplexity must be below the number of
-    admissible points per row.
+    Shapes (..., B, B): leading dimensions batch independent minibatches. Excluded
+    pairs get probability 0. Perplexity must be below the number of admissible points
+    per row.
     """
     with torch.no_grad():
         beta = calibrate_beta(sq_dist, excluded, perplexity, iters=iters)
@@ -104,7 +106,7 @@ def knn_affinities(
     if k < 1:
         raise ValueError("no admissible neighbours in the batch; lower the Theiler window")
     vals, idx = torch.topk(d, k, dim=-1, largest=False)
-    radius = vals[:, -1:].clamp(min=1e-12)
+    radius = vals[..., -1:].clamp(min=1e-12)
     w = torch.softmax(-vals / (temperature * radius), dim=-1)
     return torch.zeros_like(d).scatter_(-1, idx, w)
 
