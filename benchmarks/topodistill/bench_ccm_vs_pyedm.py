@@ -18,6 +18,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+import torch
 
 from icml26.topodistill import ccm, coupled_logistic, load_sardine_anchovy
 from icml26.topodistill.baselines import pyedm_ccm
@@ -70,7 +71,11 @@ def compare(name, x, y, E, libs, samples, repeats, parallel):
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true", help="one timing repeat")
+    parser.add_argument(
+        "--threads", type=int, default=1, help="torch intra-op threads for ours (default 1)"
+    )
     args = parser.parse_args()
+    torch.set_num_threads(args.threads)
     repeats = 1 if args.quick else 3
     system = coupled_logistic(1000, np.random.default_rng(0))
     x, y = system.column("x"), system.column("y")
