@@ -8,7 +8,7 @@ the Theiler window ``|t − s| ≤ W`` are excluded, because temporal neighbours
 neighbours for trivial reasons (autocorrelation), not because of the attractor.
 
 - teacher ``P_{t·}``: ``P_ts ∝ exp(−β_t ‖z^G_t − z^G_s‖²)`` with ``β_t`` set by
-  bisection so that the row's perplexity ``exp H(P_t·)`` equals a target
+  root finding so that the row's perplexity ``exp H(P_t·)`` equals a target
   (:func:`perplexity_affinities`), or a softmax restricted to the ``k`` nearest
   points with temperature ``T_G`` (:func:`knn_affinities`);
 - student ``Q_{t·}``: the teacher's kernel, ``Q_ts ∝ exp(−β'_t ‖z_t − z_s‖²)`` with
@@ -52,7 +52,7 @@ def squared_distances(z: torch.Tensor) -> torch.Tensor:
 
 
 def perplexity_affinities(
-    sq_dist: torch.Tensor, excluded: torch.Tensor, perplexity: float, *, iters: int = 24
+    sq_dist: torch.Tensor, excluded: torch.Tensor, perplexity: float
 ) -> torch.Tensor:
     """Row-stochastic ``P`` with each row's perplexity set to ``perplexity`` (bisection on β).
 
@@ -61,7 +61,7 @@ def perplexity_affinities(
     per row.
     """
     with torch.no_grad():
-        beta = calibrate_beta(sq_dist, excluded, perplexity, iters=iters)
+        beta = calibrate_beta(sq_dist, excluded, perplexity)
     return torch.softmax(-beta * sq_dist.masked_fill(excluded, math.inf), dim=-1).masked_fill(
         excluded, 0.0
     )
@@ -69,31 +69,50 @@ def perplexity_affinities(
 
 @torch.no_grad()
 def calibrate_beta(
-    sq_dist: torch.Tensor, excluded: torch.Tensor, perplexity: float, *, iters: int = 24
+    sq_dist: torch.Tensor,
+    excluded: torch.Tensor,
+    perplexity: float,
+    *,
+    bisections: int = 8,
+    newton: int = 6,
 ) -> torch.Tensor:
-    """Per-row precisions β_t (B, 1) giving ``exp H(P_t·) = perplexity`` (bisection in log β)."""
+    """Per-row precisions β_t (..., B, 1) giving ``exp H(P_t·) = perplexity``.
+
+    Root finding in ``u = log β`` on distances scaled by each row's median: ``bisections``
+    halvings of the bracket [−10, 10], then ``newton`` safeguarded Newton steps
+    (``dH/du = −β² Var_P(d)``; a step that leaves the bracket is replaced by its midpoint).
+    """
     admissible = (~excluded).sum(-1)
     if perplexity < 1 or perplexity >= float(admissible.min()):
         raise ValueError(
             f"perplexity must lie in [1, {int(admissible.min())}) for this batch, got {perplexity}"
         )
-    d = sq_dist.masked_fill(excluded, math.inf)
-    # scale rows so that β ~ 1 is a sensible middle; bisection in log β
-    scale = torch.nanmedian(d.masked_fill(excluded, math.nan), dim=-1, keepdim=True).values
-    d = d / scale.clamp(min=1e-12)
+    scale = torch.nanmedian(sq_dist.masked_fill(excluded, math.nan), dim=-1, keepdim=True)
+    scale = scale.values.clamp(min=1e-12)
+    d = (sq_dist / scale).masked_fill(excluded, math.inf)
+    d0 = d.masked_fill(excluded, 0.0)  # finite copy for the moments
     lo = torch.full_like(scale, -10.0)
     hi = torch.full_like(scale, 10.0)
     target = math.log(perplexity)
-    for _ in range(iters):
-        mid = (lo + hi) / 2
-        logits = -torch.exp(mid) * d
-        logp = torch.log_softmax(logits, dim=-1)
+    u = (lo + hi) / 2
+    for step in range(bisections + newton):
+        beta = torch.exp(u)
+        logp = torch.log_softmax(-beta * d, dim=-1)
         p = logp.exp()
         entropy = -(p * logp.masked_fill(excluded, 0.0)).sum(-1, keepdim=True)
         too_flat = entropy > target  # larger β sharpens the row
-        lo = torch.where(too_flat, mid, lo)
-        hi = torch.where(too_flat, hi, mid)
-    return torch.exp((lo + hi) / 2) / scale.clamp(min=1e-12)
+        lo = torch.where(too_flat, u, lo)
+        hi = torch.where(too_flat, hi, u)
+        mid = (lo + hi) / 2
+        if step < bisections:
+            u = mid
+            continue
+        mean = (p * d0).sum(-1, keepdim=True)
+        var = ((p * d0 * d0).sum(-1, keepdim=True) - mean * mean).clamp(min=1e-30)
+        jump = u + (entropy - target) / (beta * beta * var)
+        inside = (jump >= lo) & (jump <= hi) & torch.isfinite(jump)
+        u = torch.where(inside, jump, mid)
+    return torch.exp(u) / scale
 
 
 @torch.no_grad()
