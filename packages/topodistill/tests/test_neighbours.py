@@ -1,0 +1,48 @@
+"""Neighbour search: Theiler exclusion and agreement with brute force."""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+
+from icml26.topodistill import rossler_lorenz
+from icml26.topodistill.embedding import delay_embed
+from icml26.topodistill.neighbours import CandidateTable, library_neighbours, nearest_neighbours
+
+
+def test_theiler_exclusion_removes_temporal_neighbours():
+    # a finely sampled chaotic flow: many nearest state-space neighbours are the next samples
+    x = rossler_lorenz(600, np.random.default_rng(0), coupling=0.0, burn_in=100).column("y1")
+    v, times = delay_embed(x, 3, 2)
+    _, idx = nearest_neighbours(
+        v, v, 4, query_times=times, library_times=times, exclusion_radius=0, device="cpu"
+    )
+    gaps = np.abs(times[idx.numpy()] - times[:, None])
+    assert np.mean(gaps <= 3) > 0.1  # without a window, many neighbours are the next samples
+    _, idx = nearest_neighbours(
+        v, v, 4, query_times=times, library_times=times, exclusion_radius=10, device="cpu"
+    )
+    gaps = np.abs(times[idx.numpy()] - times[:, None])
+    assert gaps.min() > 10
+    # the table used by CCM applies the same window
+    table = CandidateTable.build(v, times, exclusion_radius=10, device="cpu")
+    finite = torch.isfinite(table.dist).numpy()
+    assert np.all(np.abs(times[table.order.numpy()] - times[:, None])[finite] > 10)
+
+
+def test_library_neighbours_match_brute_force_including_fallback():
+    rng = np.random.default_rng(1)
+    pts = rng.standard_normal((300, 3))
+    times = np.arange(300)
+    for depth in (None, 12):  # a short prefix forces the exact fallback for many rows
+        table = CandidateTable.build(pts, times, exclusion_radius=2, depth=depth, device="cpu")
+        mask = np.zeros((4, 300), dtype=bool)
+        for s in range(4):
+            mask[s, rng.choice(300, 40, replace=False)] = True
+        dist, idx = library_neighbours(table, torch.as_tensor(mask), 4)
+        full = np.linalg.norm(pts[:, None] - pts[None], axis=-1)
+        for s in range(4):
+            d = np.where(mask[s][None] & (np.abs(times[:, None] - times[None]) > 2), full, np.inf)
+            ref = np.sort(d, axis=1)[:, :4]
+            np.testing.assert_allclose(dist[s].numpy(), ref, rtol=1e-9)
+            assert np.all(mask[s][idx[s].numpy()])
