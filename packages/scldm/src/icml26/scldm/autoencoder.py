@@ -34,6 +34,8 @@ from icml26.scldm.mcab import MCAB
 from icml26.scldm.tokenize import expressed_tokens
 from icml26.scldm.transformer import Block, sincos_positions
 
+COUNT_ENCODINGS = ("log1p", "projconcat")
+
 
 @dataclass(frozen=True)
 class AutoencoderConfig:
@@ -41,6 +43,12 @@ class AutoencoderConfig:
 
     ``n_latent_tokens`` is m (``n_inducing_points``) and ``latent_dim`` is D
     (``n_embed_latent``); the latent of a cell is m × D.
+
+    ``count_encoding`` is the official ``agg_func``: "log1p" (released default,
+    ``gene_embedding · log1p(count)``) or "projconcat" (``Linear([gene_embedding,
+    log1p(count)])``). Note that the pre-LN of the pooling MCAB normalises each token, so
+    under "log1p" the encoder sees *which* genes are expressed, not how much
+    (LN(a·v) = LN(v) for a > 0); "projconcat" keeps the count magnitude.
     """
 
     n_embed: int = 32
@@ -56,6 +64,7 @@ class AutoencoderConfig:
     positional_encoding: bool = False
     mask_padding: bool = True
     kl_weight: float = 0.0
+    count_encoding: str = "log1p"
 
     def __post_init__(self) -> None:
         for name in ("n_embed", "n_latent_tokens", "latent_dim", "n_head", "n_head_cross"):
@@ -68,6 +77,10 @@ class AutoencoderConfig:
                 raise ValueError(f"n_embed ({self.n_embed}) must be divisible by {heads} heads")
         if self.kl_weight < 0:
             raise ValueError(f"kl_weight must be >= 0, got {self.kl_weight}")
+        if self.count_encoding not in COUNT_ENCODINGS:
+            raise ValueError(
+                f"count_encoding must be one of {COUNT_ENCODINGS}, got {self.count_encoding!r}"
+            )
 
     @property
     def variational(self) -> bool:
@@ -93,6 +106,7 @@ class MCABAutoencoder(nn.Module):
         }
         # Shared by the input tokens and the decoder queries (``shared_embedding: true``).
         self.gene_embedding = nn.Embedding(n_genes + 1, E)
+        self.count_mix = nn.Linear(2 * E, E) if cfg.count_encoding == "projconcat" else None
         self.encoder_pool = MCAB(E, cfg.n_head_cross, n_inducing_points=m, **block)
         # The released Encoder allocates a frozen zero buffer here and never fills it.
         positions = sincos_positions(E, m) if cfg.positional_encoding else torch.zeros(m, E)
@@ -122,7 +136,11 @@ class MCABAutoencoder(nn.Module):
         self, genes: torch.Tensor, values: torch.Tensor, mask: torch.Tensor
     ) -> tuple[torch.Tensor, torch.Tensor | None]:
         """Gene tokens (B, S) -> latent mean (B, m, D) and log-variance (or None)."""
-        tokens = self.gene_embedding(genes) * torch.log1p(values).unsqueeze(-1)
+        emb, logc = self.gene_embedding(genes), torch.log1p(values).unsqueeze(-1)
+        if self.count_mix is None:
+            tokens = emb * logc
+        else:
+            tokens = self.count_mix(torch.cat([emb, logc.expand_as(emb)], dim=-1))
         key_mask = mask if self.config.mask_padding else None
         h = self.encoder_pool(tokens, key_padding_mask=key_mask) + self.positions
         for blk in self.encoder_blocks:

@@ -23,6 +23,7 @@ One seed of a preset:
 from __future__ import annotations
 
 import logging
+import math
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -67,6 +68,7 @@ class Config:
     n_programs: int = 8
     n_perturbations: int = 2
     n_heldout: int = 2
+    library_size: float = 300.0
     test_fraction: float = 0.2
     # scLDM autoencoder (stage A)
     ae_embed: int = 32
@@ -75,13 +77,13 @@ class Config:
     ae_layers: int = 2
     ae_heads: int = 4
     ae_cross_heads: int = 4
-    ae_epochs: int = 8
+    ae_epochs: int = 16
     kl_weight: float = 0.0
     # DiT (stage B)
     dit_embed: int = 64
     dit_layers: int = 3
     dit_heads: int = 4
-    dit_steps: int = 800
+    dit_steps: int = 600
     cfg_dropout: float = 0.2
     perturbation_strategy: str = "mutually_exclusive"
     batch_size: int = 128
@@ -109,6 +111,7 @@ PRESETS = {
         n_genes=2000,
         n_cell_types=10,
         n_programs=40,
+        library_size=2000.0,
         n_perturbations=6,
         n_heldout=6,
         test_fraction=0.1,
@@ -191,6 +194,7 @@ def run(config: Config, seed: int, out: Path) -> Report:
         n_cell_types=config.n_cell_types,
         n_programs=config.n_programs,
         n_perturbations=config.n_perturbations,
+        library_log_mean=math.log(config.library_size),
         seed=seed,
     )
     train, test, held, combos = split(adata, config, seed)
