@@ -107,3 +107,20 @@ def test_mcab_memory_is_linear_in_genes():
     small = _largest_saved(block, latent, torch.randn(1, 100, 16))
     large = _largest_saved(block, latent, torch.randn(1, 400, 16))
     assert 3.5 <= large / small <= 4.5
+
+
+def test_log1p_encoding_sees_which_genes_are_expressed_not_how_much():
+    """Released ``agg_func="log1p"``: the pooling MCAB's pre-LN normalises each token
+    e_g · log1p(c_g), so only the set of expressed genes reaches the latent;
+    ``count_encoding="projconcat"`` keeps the magnitudes."""
+    model, counts, ids = _model_and_counts()
+    rescaled = torch.where(counts > 0, counts * 7 + 3, counts)
+    with torch.no_grad():
+        torch.testing.assert_close(
+            model.encode(rescaled, ids)[0], model.encode(counts, ids)[0], atol=1e-4, rtol=1e-4
+        )
+        torch.manual_seed(0)
+        mixed = MCABAutoencoder(
+            30, AutoencoderConfig(**{**CFG.to_dict(), "count_encoding": "projconcat"})
+        ).eval()
+        assert (mixed.encode(rescaled, ids)[0] - mixed.encode(counts, ids)[0]).abs().max() > 1e-3
