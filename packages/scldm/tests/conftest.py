@@ -7,6 +7,10 @@ import torch
 
 from icml26.scldm import AutoencoderConfig, DiTConfig, ScLDM, TrainingConfig, simulate_counts
 
+# The test models are tiny: one intra-op thread avoids OpenMP synchronisation, which
+# dominates (up to 100x) on a loaded 2-core machine.
+torch.set_num_threads(1)
+
 TINY_AE = AutoencoderConfig(
     n_embed=16, n_latent_tokens=4, latent_dim=4, n_layer=1, n_head=2, n_head_cross=2
 )
