@@ -7,6 +7,12 @@ adaLN-Zero blocks conditioned on ``c = t_embedding + Σ_k class_embedding_k``, t
 adaLN final layer back to D. Each attribute k has an ``nn.Embedding(n_k + 1, d)``
 whose last row is the "null" class used for classifier-free guidance.
 
+``standardize_latents`` (not in the released code) trains the flow on latents shifted
+and scaled per coordinate to zero mean and unit variance over the training cells (the
+latent-scaling step of latent diffusion, Rombach et al. 2022); samples are mapped back
+before decoding. The released per-token LayerNorm fixes each token's norm, not the
+spread across cells, which can be far below the unit-variance noise.
+
 Condition dropout during training (``condition_strategy``):
 
 - ``mutually_exclusive`` (observational data): per batch ONE attribute is picked at
@@ -44,6 +50,7 @@ class DiTConfig:
     cfg_dropout: float = 0.8
     condition_strategy: Strategy = "mutually_exclusive"
     frequency_embedding_size: int = 256
+    standardize_latents: bool = False
 
     def __post_init__(self) -> None:
         if self.n_embed < 2 or self.n_embed % 2 or self.n_embed % self.n_head:

@@ -122,6 +122,9 @@ class ScLDM:
         self.autoencoder: MCABAutoencoder | None = None
         self.dit: DiT | None = None
         self.ema: DiT | None = None
+        # per-coordinate (m, D) shift and scale of the latents seen by the DiT
+        self.latent_shift: torch.Tensor | None = None
+        self.latent_scale: torch.Tensor | None = None
         self.history: dict[str, list[float]] = {}
 
     # -- state --------------------------------------------------------------------------
@@ -223,6 +226,12 @@ class ScLDM:
         mean, logvar = self._encode_counts(counts, list(adata.var_names))
         cfg = self.training_config
         m, d = self.autoencoder.latent_shape
+        if self.diffusion_config.standardize_latents:
+            self.latent_shift = mean.mean(0)
+            self.latent_scale = mean.std(0).clamp_min(1e-4)
+        else:
+            self.latent_shift = self.latent_scale = None
+        shift, scale = self._latent_affine()
         with torch.random.fork_rng(devices=[]):
             torch.manual_seed(seed + 1)
             dit = DiT(m, d, self.vocabulary.sizes, self.diffusion_config).to(self.device)
@@ -244,6 +253,7 @@ class ScLDM:
             if len(data) == 3:  # variational: a fresh posterior draw each step
                 eps = torch.randn(z1.shape, generator=gen, device=z1.device)
                 z1 = z1 + torch.exp(0.5 * data[2]) * eps
+            z1 = (z1 - shift.to(z1.device)) / scale.to(z1.device)
             cond = {k: data[1][:, j] for j, k in enumerate(keys)}
             return flow_matching_loss(model, z1, cond, gen)
 
@@ -262,6 +272,13 @@ class ScLDM:
         self.dit = dit.to(self.device).eval().requires_grad_(False)
         self.ema = ema.model.to(self.device)
         return self
+
+    def _latent_affine(self) -> tuple[torch.Tensor, torch.Tensor]:
+        """(shift, scale) mapping autoencoder latents to the DiT's space: z' = (z - s) / c."""
+        m, d = self.autoencoder.latent_shape
+        if self.latent_shift is None or self.latent_scale is None:
+            return torch.zeros(m, d), torch.ones(m, d)
+        return self.latent_shift, self.latent_scale
 
     def with_diffusion(self, diffusion: DiTConfig) -> ScLDM:
         """A new model sharing this model's fitted (frozen) autoencoder, with another DiT
@@ -361,6 +378,7 @@ class ScLDM:
         net = self.ema if use_ema and self.ema is not None else self.dit
         gen = torch_generator(seed, "latent-noise", device=self.device)
         m, d = self.autoencoder.latent_shape
+        shift, scale = self._latent_affine()
         out, nfe = [], 0
         for start in range(0, n, batch_size):
             stop = min(start + batch_size, n)
@@ -371,7 +389,8 @@ class ScLDM:
                 return guided_velocity(net, x, t, cond, weights)
 
             z, used = solve_ode(field, x0, solver=solver, steps=steps, atol=atol, rtol=rtol)
-            out.append(z.cpu().numpy())
+            z = z.cpu() * scale + shift  # back to the autoencoder's latent space
+            out.append(z.numpy())
             nfe += used
         info = {"guidance": weights, "solver": solver, "steps": steps, "nfe": nfe, "seed": seed}
         return np.concatenate(out), info
@@ -516,6 +535,9 @@ class ScLDM:
                 continue
             for k, v in module.state_dict().items():
                 tensors[f"{prefix}.{k}"] = v.detach().cpu().contiguous()
+        if self.latent_shift is not None and self.latent_scale is not None:
+            tensors["latent.shift"] = self.latent_shift.detach().cpu().contiguous()
+            tensors["latent.scale"] = self.latent_scale.detach().cpu().contiguous()
         save_file(tensors, str(path / "model.safetensors"))
         config = {
             "format_version": FORMAT_VERSION,
@@ -564,6 +586,8 @@ class ScLDM:
         ae.load_state_dict(part("autoencoder"))
         model.autoencoder = ae.to(model.device).eval().requires_grad_(False)
         m, d = ae.latent_shape
+        if "latent.shift" in state:
+            model.latent_shift, model.latent_scale = state["latent.shift"], state["latent.scale"]
         for name in ("dit", "ema"):
             sub = part(name)
             if sub:
