@@ -209,7 +209,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="smaller data and budgets")
     parser.add_argument("--device", default=None)
+    parser.add_argument(
+        "--threads", type=int, default=1, help="torch intra-op threads on CPU (0: torch default)"
+    )
     args = parser.parse_args()
+    if args.threads > 0:
+        torch.set_num_threads(args.threads)
     logging.basicConfig(level=logging.WARNING)
     device = torch.device(args.device or ("cuda" if torch.cuda.is_available() else "cpu"))
     genes = [250, 500, 1000] if args.quick else [250, 500, 1000, 2000, 4000]
@@ -219,6 +224,7 @@ def main() -> None:
     payload = {
         "device": str(device),
         "quick": args.quick,
+        "threads": torch.get_num_threads(),
         "throughput": rows,
         "memory": memory,
         **summary,
