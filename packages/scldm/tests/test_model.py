@@ -162,3 +162,17 @@ def test_readme_quickstart_runs(tmp_path, monkeypatch):
     assert namespace["cells"].shape == (100, 100)
     assert (namespace["both"].obs["perturbation"] == "pert_1").all()
     assert (tmp_path / "scldm_model" / "model.safetensors").is_file()
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
+def test_fit_and_generate_on_cuda(tiny_adata):
+    ae = AutoencoderConfig(
+        n_embed=16, n_latent_tokens=4, latent_dim=4, n_layer=1, n_head=2, n_head_cross=2
+    )
+    dit = DiTConfig(n_embed=32, n_layer=1, n_head=2, standardize_latents=True)
+    training = TrainingConfig(autoencoder_epochs=1, diffusion_steps=5)
+    model = ScLDM(ae, dit, training, device="cuda").fit(tiny_adata, condition_keys=("cell_type",))
+    cells = model.generate(8, {"cell_type": "type_1"}, solver="dopri5")
+    assert cells.shape == (8, tiny_adata.n_vars) and np.all(cells.X >= 0)
+    assert next(model.dit.parameters()).device.type == "cuda"
