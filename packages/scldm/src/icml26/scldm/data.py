@@ -1,0 +1,249 @@
+"""AnnData in: counts, condition vocabularies and library sizes.
+
+- :func:`counts_matrix` reads raw counts from ``.X`` or a layer (dense or sparse) and
+  rejects what is not a count matrix: negative, non-integer, NaN, empty cells;
+- :class:`ConditionVocabulary` maps ``.obs`` columns to class indices and back, and
+  rejects unknown keys and values;
+- :class:`LibrarySizeModel` keeps the mean and sd of the log-library per condition,
+  the statistics the official code samples library sizes from at generation time;
+- :func:`read_h5ad` loads an ``.h5ad`` file and checks its counts;
+- :func:`simulate_counts` (re-exported from :mod:`icml26.scldm.simulate`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from scipy import sparse
+
+from icml26.scldm.simulate import simulate_counts
+
+__all__ = [
+    "ConditionVocabulary",
+    "LibrarySizeModel",
+    "check_anndata",
+    "counts_matrix",
+    "read_h5ad",
+    "simulate_counts",
+]
+
+
+def check_anndata(adata: Any) -> None:
+    """Raise ``TypeError`` unless ``adata`` is an :class:`anndata.AnnData`."""
+    from anndata import AnnData
+
+    if not isinstance(adata, AnnData):
+        raise TypeError(f"expected an AnnData, got {type(adata).__name__}")
+    if adata.n_obs < 1 or adata.n_vars < 1:
+        raise ValueError(f"AnnData is empty: {adata.n_obs} cells × {adata.n_vars} genes")
+
+
+def counts_matrix(
+    adata: Any, layer: str | None = None, *, allow_empty_cells: bool = False
+) -> np.ndarray:
+    """The raw counts of ``adata`` as a dense float32 array (cells × genes).
+
+    ``layer=None`` reads ``.X``. Raises ``ValueError`` for a missing layer and for
+    values that are not counts (negative, non-integer, NaN/inf), and, unless
+    ``allow_empty_cells``, for cells without a single count.
+    """
+    check_anndata(adata)
+    where = "adata.X" if layer is None else f"adata.layers[{layer!r}]"
+    if layer is not None and layer not in adata.layers:
+        raise ValueError(f"layer {layer!r} not found; layers: {list(adata.layers.keys())}")
+    x = adata.X if layer is None else adata.layers[layer]
+    if x is None:
+        raise ValueError(f"{where} is empty")
+    values = x.data if sparse.issparse(x) else np.asarray(x)
+    if values.dtype.kind not in "biuf":
+        raise TypeError(f"{where} must be numeric, got dtype {values.dtype}")
+    if values.size:
+        if not np.all(np.isfinite(values)):
+            raise ValueError(f"{where} contains NaN or inf; expected raw counts")
+        if values.min() < 0:
+            raise ValueError(
+                f"{where} has negative values (min {values.min()}); expected raw counts"
+            )
+        frac = np.abs(values - np.round(values))
+        if frac.max() > 1e-6:
+            raise ValueError(
+                f"{where} has non-integer values (e.g. {values.ravel()[np.argmax(frac)]}); "
+                "expected raw counts, not normalised or log-transformed data"
+            )
+    dense = x.toarray() if sparse.issparse(x) else np.asarray(x)
+    dense = np.round(dense).astype(np.float32)
+    if not allow_empty_cells:
+        empty = np.flatnonzero(dense.sum(axis=1) == 0)
+        if empty.size:
+            names = ", ".join(map(str, adata.obs_names[empty[:5]]))
+            raise ValueError(f"{empty.size} cells have no counts (e.g. {names}); filter them first")
+    return dense
+
+
+def read_h5ad(path: str | Path, *, layer: str | None = None) -> Any:
+    """Read an ``.h5ad`` file and check that ``.X`` (or ``layer``) holds raw counts."""
+    import anndata as ad
+
+    path = Path(path)
+    if not path.is_file():
+        raise ValueError(f"no such file: {path}")
+    adata = ad.read_h5ad(path)
+    counts_matrix(adata, layer, allow_empty_cells=True)
+    return adata
+
+
+@dataclass
+class ConditionVocabulary:
+    """The classes of each condition attribute (an ``.obs`` column), in a fixed order."""
+
+    categories: dict[str, list[str]] = field(default_factory=dict)
+
+    @classmethod
+    def from_obs(cls, obs: pd.DataFrame, keys: Sequence[str]) -> ConditionVocabulary:
+        if isinstance(keys, str):
+            keys = (keys,)
+        cats: dict[str, list[str]] = {}
+        for key in keys:
+            if key not in obs.columns:
+                raise ValueError(
+                    f"condition key {key!r} not in adata.obs; columns: {list(obs.columns)}"
+                )
+            col = obs[key]
+            if col.isna().any():
+                raise ValueError(f"adata.obs[{key!r}] has {int(col.isna().sum())} missing values")
+            if isinstance(col.dtype, pd.CategoricalDtype):
+                used = set(col.astype(str))
+                cats[key] = [str(c) for c in col.cat.categories if str(c) in used]
+            else:
+                cats[key] = sorted(set(col.astype(str)))
+        return cls(cats)
+
+    @property
+    def keys(self) -> list[str]:
+        return list(self.categories)
+
+    @property
+    def sizes(self) -> dict[str, int]:
+        return {k: len(v) for k, v in self.categories.items()}
+
+    def encode_obs(self, obs: pd.DataFrame) -> np.ndarray:
+        """Class indices (n_obs, n_keys) of the ``.obs`` rows; unknown values raise."""
+        out = np.zeros((len(obs), len(self.categories)), dtype=np.int64)
+        for j, key in enumerate(self.categories):
+            if key not in obs.columns:
+                raise ValueError(f"condition key {key!r} not in adata.obs")
+            out[:, j] = self.encode_values(key, obs[key].astype(str).to_numpy())
+        return out
+
+    def encode_values(self, key: str, values: Any) -> np.ndarray:
+        if key not in self.categories:
+            raise ValueError(f"unknown condition key {key!r}; the model knows {self.keys}")
+        index = {c: i for i, c in enumerate(self.categories[key])}
+        values = np.asarray(values, dtype=object).astype(str)
+        unknown = sorted(str(v) for v in set(values) - set(index))
+        if unknown:
+            raise ValueError(
+                f"unknown value(s) {unknown[:5]} for condition {key!r}; "
+                f"known: {self.categories[key]}"
+            )
+        return np.array([index[v] for v in values], dtype=np.int64)
+
+    def encode_request(self, conditions: Mapping[str, Any] | None, n: int) -> dict[str, np.ndarray]:
+        """``{key: value or n values}`` -> ``{key: (n,) class indices}``."""
+        out: dict[str, np.ndarray] = {}
+        for key, value in (conditions or {}).items():
+            values = np.atleast_1d(np.asarray(value, dtype=object))
+            if values.size == 1:
+                values = np.repeat(values, n)
+            if values.shape != (n,):
+                raise ValueError(f"condition {key!r} needs 1 or {n} values, got {values.size}")
+            out[key] = self.encode_values(key, values)
+        return out
+
+    def decode(self, key: str, codes: np.ndarray) -> np.ndarray:
+        return np.asarray(self.categories[key], dtype=object)[np.asarray(codes)]
+
+    def to_dict(self) -> dict[str, list[str]]:
+        return {k: list(v) for k, v in self.categories.items()}
+
+
+@dataclass
+class LibrarySizeModel:
+    """Normal(mean, sd) of log library sizes: overall, per class of each attribute, and
+    per observed combination of all attributes.
+
+    At generation the most specific statistics available are used: the full
+    combination when it was observed, else the first requested attribute (in
+    vocabulary order), else the overall ones. Test-cell library sizes are never used.
+    """
+
+    overall: tuple[float, float]
+    per_class: dict[str, dict[int, tuple[float, float]]] = field(default_factory=dict)
+    per_combination: dict[str, tuple[float, float]] = field(default_factory=dict)
+
+    @staticmethod
+    def _stats(x: np.ndarray) -> tuple[float, float]:
+        return float(x.mean()), float(x.std(ddof=1)) if x.size > 1 else 0.0
+
+    @classmethod
+    def fit(cls, library: np.ndarray, codes: np.ndarray, keys: Sequence[str]) -> LibrarySizeModel:
+        log_lib = np.log(np.asarray(library, dtype=np.float64))
+        per_class = {
+            key: {int(c): cls._stats(log_lib[codes[:, j] == c]) for c in np.unique(codes[:, j])}
+            for j, key in enumerate(keys)
+        }
+        per_comb: dict[str, tuple[float, float]] = {}
+        if len(keys):
+            combos, inverse = np.unique(codes, axis=0, return_inverse=True)
+            for i, combo in enumerate(combos):
+                per_comb[_combo_key(combo)] = cls._stats(log_lib[inverse.ravel() == i])
+        return cls(cls._stats(log_lib), per_class, per_comb)
+
+    def sample(
+        self, codes: Mapping[str, np.ndarray], keys: Sequence[str], n: int, rng: np.random.Generator
+    ) -> np.ndarray:
+        """Library sizes for ``n`` cells requested with class indices ``codes``."""
+        mean = np.full(n, self.overall[0])
+        sd = np.full(n, self.overall[1])
+        given = [k for k in keys if k in codes]
+        if given:
+            first = given[0]
+            for c in np.unique(codes[first]):
+                sel = codes[first] == c
+                mean[sel], sd[sel] = self.per_class[first].get(int(c), self.overall)
+            if len(given) == len(keys) and self.per_combination:
+                stacked = np.stack([codes[k] for k in keys], axis=1)
+                for combo in np.unique(stacked, axis=0):
+                    stats = self.per_combination.get(_combo_key(combo))
+                    if stats is not None:
+                        sel = np.all(stacked == combo, axis=1)
+                        mean[sel], sd[sel] = stats
+        return np.exp(mean + sd * rng.standard_normal(n))
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "overall": list(self.overall),
+            "per_class": {
+                k: {str(c): list(s) for c, s in v.items()} for k, v in self.per_class.items()
+            },
+            "per_combination": {k: list(v) for k, v in self.per_combination.items()},
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> LibrarySizeModel:
+        return cls(
+            overall=tuple(data["overall"]),
+            per_class={
+                k: {int(c): tuple(s) for c, s in v.items()} for k, v in data["per_class"].items()
+            },
+            per_combination={k: tuple(v) for k, v in data["per_combination"].items()},
+        )
+
+
+def _combo_key(combo: np.ndarray) -> str:
+    return "_".join(str(int(c)) for c in combo)

@@ -1,0 +1,87 @@
+"""The simulator, the condition vocabulary and the library-size model."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from icml26.scldm import (
+    ConditionVocabulary,
+    LibrarySizeModel,
+    counts_matrix,
+    read_h5ad,
+    simulate_counts,
+)
+
+
+def test_simulator_is_seeded_and_returns_counts():
+    a = simulate_counts(
+        300, 60, n_cell_types=3, n_programs=3, n_perturbations=2, n_batches=2, seed=1
+    )
+    b = simulate_counts(
+        300, 60, n_cell_types=3, n_programs=3, n_perturbations=2, n_batches=2, seed=1
+    )
+    np.testing.assert_array_equal(a.X, b.X)
+    assert a.shape == (300, 60)
+    assert set(a.obs["perturbation"].cat.categories) == {"control", "pert_1", "pert_2"}
+    assert a.obs["batch"].nunique() == 2
+    assert np.all(np.round(a.X) == a.X) and a.X.min() >= 0 and a.X.sum(1).min() > 0
+    assert counts_matrix(a).dtype == np.float32
+
+
+def test_simulated_programs_correlate_their_genes():
+    ad = simulate_counts(1500, 80, n_cell_types=1, n_programs=2, program_size=(15, 15), seed=0)
+    logn = np.log1p(ad.X / ad.X.sum(1, keepdims=True) * 1e4)
+    corr = np.corrcoef(logn.T)
+    prog = ad.var["program"].to_numpy()
+    inside = corr[np.ix_(prog == 0, prog == 0)][np.triu_indices(int((prog == 0).sum()), 1)]
+    outside = corr[np.ix_(prog == 0, prog == -1)].ravel()
+    assert np.abs(inside).mean() > 3 * np.abs(outside).mean()
+
+
+def test_simulator_rejects_bad_arguments():
+    with pytest.raises(ValueError, match="n_cells"):
+        simulate_counts(0, 10)
+    with pytest.raises(ValueError, match="dispersion"):
+        simulate_counts(10, 10, dispersion=(0.0, 0.1))
+
+
+def test_condition_vocabulary_round_trip():
+    obs = pd.DataFrame(
+        {"ct": pd.Categorical(["b", "a", "b"], categories=["a", "b", "c"]), "p": ["x", "y", "x"]}
+    )
+    vocab = ConditionVocabulary.from_obs(obs, ["ct", "p"])
+    assert vocab.categories == {"ct": ["a", "b"], "p": ["x", "y"]}  # unused categories dropped
+    codes = vocab.encode_obs(obs)
+    assert codes.tolist() == [[1, 0], [0, 1], [1, 0]]
+    assert list(vocab.decode("ct", codes[:, 0])) == ["b", "a", "b"]
+    assert vocab.encode_request({"p": "y"}, 3)["p"].tolist() == [1, 1, 1]
+    with pytest.raises(ValueError, match="needs 1 or 3 values"):
+        vocab.encode_request({"p": ["x", "y"]}, 3)
+    obs.loc[0, "p"] = None
+    with pytest.raises(ValueError, match="missing values"):
+        ConditionVocabulary.from_obs(obs, ["p"])
+
+
+def test_library_size_model_uses_the_most_specific_statistics():
+    lib = np.r_[np.full(50, 100.0), np.full(50, 10_000.0)]
+    codes = np.r_[np.zeros(50), np.ones(50)].astype(int)[:, None]
+    model = LibrarySizeModel.fit(lib, codes, ["ct"])
+    rng = np.random.default_rng(0)
+    small = model.sample({"ct": np.zeros(20, int)}, ["ct"], 20, rng)
+    large = model.sample({"ct": np.ones(20, int)}, ["ct"], 20, rng)
+    np.testing.assert_allclose(small, 100.0)
+    np.testing.assert_allclose(large, 10_000.0)
+    again = LibrarySizeModel.from_dict(model.to_dict())
+    assert again.per_class == model.per_class
+
+
+def test_read_h5ad_checks_counts(tmp_path):
+    ad = simulate_counts(50, 20, seed=0)
+    ad.write_h5ad(tmp_path / "cells.h5ad")
+    assert read_h5ad(tmp_path / "cells.h5ad").shape == (50, 20)
+    ad.X = ad.X / 3.0
+    ad.write_h5ad(tmp_path / "normalised.h5ad")
+    with pytest.raises(ValueError, match="non-integer"):
+        read_h5ad(tmp_path / "normalised.h5ad")
