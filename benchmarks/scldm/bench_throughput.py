@@ -108,7 +108,7 @@ def scvi_activation_mib(adata, batch: int) -> float | None:
 
 def throughput(args, device: torch.device) -> tuple[list[dict], dict]:
     n_cells = 1200 if args.quick else 3000
-    # the smoke preset's data: ~65 % zeros (mean library 300 over 200 genes)
+    # the smoke preset's sparsity: ~65 % zeros (mean 1.5 counts per gene: 300 over 200 genes)
     ad = simulate_counts(
         n_cells, 200, n_cell_types=5, n_programs=8, library_log_mean=math.log(300.0), seed=0
     )
