@@ -14,6 +14,7 @@ def _kl():
     return KLDivergence(GaussianMixture([1.0], MU[None], COV[None]), d=2, pad_to=4)
 
 
+@pytest.mark.slow  # compiles every flow on the padded mixture: ~12 s of CPU
 @pytest.mark.parametrize("kind", sorted(FLOWS))
 def test_flows_are_stationary_at_a_gaussian_target(kind):
     dm, ds = FLOWS[kind](_kl(), jnp.asarray(MU), jnp.asarray(COV))

@@ -17,11 +17,7 @@ def clean():
     return np.asarray(s.x_tilde), ref
 
 
-# pyriemann's Huber estimator takes about 10 s even at this size: slow tier.
-NAMES = [pytest.param(n, marks=pytest.mark.slow) if n == "Huber" else n for n in sorted(BASELINES)]
-
-
-@pytest.mark.parametrize("name", NAMES)
+@pytest.mark.parametrize("name", sorted(BASELINES))
 def test_each_baseline_recovers_the_spike_on_clean_data(name, clean):
     x, ref = clean
     u = BASELINES[name].fit(x, seed=0)

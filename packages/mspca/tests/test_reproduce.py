@@ -9,9 +9,9 @@ from icml26.mspca.reproduce import PAPER, PRESETS, Config
 from icml26.shared import reproduce
 from icml26.shared.cli import main
 
-# Same code at half the size, fewer trials and π ∈ {5, 10}%. Single trials fail at finite n (about one
-# in ten at π = 20%, see the README), so the fast tier asserts only the margins that
-# hold by far, (b) and (c); the smoke preset measures (a), (d) and (e).
+# Same code at half the size, fewer trials and π ∈ {5, 10}%. Single trials fail at
+# finite n (about one in ten at π = 20%, see the README), so the fast tier asserts only
+# the margins that hold by far, (b) and (c); the smoke preset measures (a), (d) and (e).
 SMALL = Config(
     d=450,
     n=500,  # the same aspect ratio c = 0.9 at half the size

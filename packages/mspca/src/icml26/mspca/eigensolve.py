@@ -7,8 +7,9 @@ Two solvers, both jit-compiled and vmappable:
   smaller side of X. Each iteration costs two thin products with X, O(d·n·b), so
   two solves at d = 900, n = 1000 stay within a few times scikit-learn's own
   randomized PCA. Outlier eigenvalues, separated from the bulk, converge to machine
-  precision in a few iterations; eigenvalues inside the bulk converge slowly and
-  are only approximate.
+  precision in a few iterations; eigenvalues inside the bulk converge slowly. The
+  default 40 iterations put them within 0.002 at d = 900, n = 1000, well inside the
+  stability test's ε = C·n^{-1/2} ≈ 0.035 (16 iterations leave errors of about ε).
 - ``"gram"``: dense ``eigh`` of the smaller Gram matrix (d × d or n × n): exact,
   O(min(d, n)³), for small problems and as the reference in tests.
 
@@ -83,7 +84,7 @@ def top_eigenpairs(
     key: jax.Array | None = None,
     *,
     method: str = "subspace",
-    iters: int = 16,
+    iters: int = 40,
     block: int | None = None,
 ) -> tuple[jax.Array, jax.Array]:
     """The k largest eigenvalues (descending) of XXᵀ/n and their unit eigenvectors (d, k).

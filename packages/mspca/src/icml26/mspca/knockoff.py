@@ -182,7 +182,7 @@ def knockoff_pca(
     variant: str = "eigenvalue",
     n_knockoffs: int = 1,
     method: str = "subspace",
-    iters: int = 16,
+    iters: int = 40,
 ) -> KnockoffResult:
     """Run Algorithm 1 on ``x`` (d × n, samples as columns, **not centered**).
 
@@ -227,7 +227,7 @@ def knockoff_pca_batch(
     variant: str = "eigenvalue",
     n_knockoffs: int = 1,
     method: str = "subspace",
-    iters: int = 16,
+    iters: int = 40,
 ) -> KnockoffResult:
     """:func:`knockoff_pca` over a batch of trials xs (T, d, n) with one key per trial."""
     arr = np.asarray(xs)

@@ -84,7 +84,7 @@ class Config:
     # them to within ε = C·n^{-1/2} ≈ 0.035, finer than a short subspace iteration
     # resolves the bulk eigenvalues among the top k.
     solver: str = "gram"
-    iters: int = 16
+    iters: int = 40
     sweep: Sweep | None = None
     mixed_shifts: tuple[float, ...] = ()  # s of rebuttal2's covariance shift
     mixed_trials: int = 0
