@@ -1,0 +1,91 @@
+"""Budget study: the smoke comparison at larger training budgets, one seed.
+
+A diagnostic, not a preset: it takes the ``smoke`` Config, multiplies the steps of both
+training stages (warm-up unchanged) and optionally widens the model, then runs the
+package's own ``run`` and ``judge`` for one seed. Nothing else changes.
+
+    python benchmarks/prism/budget_study.py --budget 1x:1 --budget 4x:4 --budget 16x:16
+    python benchmarks/prism/budget_study.py --budget 4x-wide:4:64
+
+Each ``--budget`` is ``label:step_multiplier[:d_model]`` (a wider model doubles d_ff with
+d_model, as in smoke). Writes results/prism/budget/<label>.json and prints a table.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import time
+from pathlib import Path
+
+from icml26.prism.reproduce import PRESETS, PRISM, PRISMLESS, judge, run
+from icml26.shared import Report
+
+
+def budget_config(mult: int, d_model: int | None = None):
+    base = PRESETS["smoke"]
+    cfg = dataclasses.replace(
+        base,
+        pretrain=base.pretrain.replace(steps=base.pretrain.steps * mult),
+        finetune=base.finetune.replace(steps=base.finetune.steps * mult),
+    )
+    if d_model is not None:
+        cfg = dataclasses.replace(cfg, model=cfg.model.replace(d_model=d_model, d_ff=2 * d_model))
+    return cfg
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--budget", action="append", required=True)
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--out", type=Path, default=Path("results/prism/budget"))
+    args = ap.parse_args(argv)
+    args.out.mkdir(parents=True, exist_ok=True)
+    for spec in args.budget:
+        label, mult, *rest = spec.split(":")
+        cfg = budget_config(int(mult), int(rest[0]) if rest else None)
+        t0 = time.perf_counter()
+        report = run(cfg, args.seed, args.out)
+        wall = time.perf_counter() - t0
+        merged = Report.merge([report])
+        checks = judge(merged, cfg)
+
+        def val(method, metric, group, merged=merged):
+            return merged.stat(method, metric, group).mean
+
+        row = {
+            "label": label,
+            "seed": args.seed,
+            "pretrain_steps": cfg.pretrain.steps,
+            "finetune_steps": cfg.finetune.steps,
+            "d_model": cfg.model.d_model,
+            "d_ff": cfg.model.d_ff,
+            "wall_s": wall,
+            "ppl": {
+                m: {g: val(m, "ppl", g) for g in ("CDR·NGL", "CDR·GL", "FR·NGL", "FR·GL")}
+                for m in (PRISM, PRISMLESS)
+            },
+            "probe_f1": {m: val(m, "f1", "GL/NGL probe") for m in (PRISM, PRISMLESS)},
+            "probe_pr_auc": {m: val(m, "pr_auc", "GL/NGL probe") for m in (PRISM, PRISMLESS)},
+            "spearman": {m: val(m, "spearman", "zero-shot mean") for m in (PRISM, PRISMLESS)},
+            "checks": [
+                {"name": c.name, "holds": bool(c.holds), "detail": c.detail} for c in checks
+            ],
+        }
+        (args.out / f"{label}.json").write_text(json.dumps(row, indent=2, ensure_ascii=False))
+        p, q = row["ppl"][PRISM], row["ppl"][PRISMLESS]
+        print(
+            f"{label}: steps {cfg.pretrain.steps}+{cfg.finetune.steps} d={cfg.model.d_model} "
+            f"{wall:.0f}s | CDR·NGL {p['CDR·NGL']:.2f} vs {q['CDR·NGL']:.2f} | "
+            f"FR·GL {p['FR·GL']:.2f} vs {q['FR·GL']:.2f} | "
+            f"F1 {row['probe_f1'][PRISM]:.3f} vs {row['probe_f1'][PRISMLESS]:.3f} | "
+            f"rho {row['spearman'][PRISM]:+.3f} vs {row['spearman'][PRISMLESS]:+.3f} | "
+            + " ".join(f"{c['name'][:3]}{'✓' if c['holds'] else '✗'}" for c in row["checks"]),
+            flush=True,
+        )
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
