@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import pytest
-import torch
 
 from icml26.carve import HashedNgramEncoder, HubConfig, TrainConfig, simulate_hub
 from icml26.carve.candidates import CandidateSpec
-from icml26.shared import numpy_rng
+from icml26.shared import numpy_rng, torch_threads
 
 TINY = HubConfig(n_experiences=3, n_domains=8, models_per_experience=16,
                  train_per_model=8, test_per_model=3)  # fmt: skip
@@ -28,10 +27,8 @@ def tiny_config():
 @pytest.fixture(scope="session", autouse=True)
 def _one_thread():
     # tiny matmuls: one thread avoids contention on shared 2-core runners
-    old = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(old)
+    with torch_threads(1):
+        yield
 
 
 @pytest.fixture(scope="session")

@@ -4,15 +4,14 @@ import pytest
 import torch
 from threadpoolctl import threadpool_limits
 
+from icml26.shared import torch_threads
+
 
 @pytest.fixture(autouse=True, scope="session")
 def _one_thread():
     """The tests use tiny arrays: extra torch/BLAS threads only spin on small CPUs."""
-    old = torch.get_num_threads()
-    torch.set_num_threads(1)
-    with threadpool_limits(limits=1):
+    with torch_threads(1), threadpool_limits(limits=1):
         yield
-    torch.set_num_threads(old)
 
 
 def _assert_close(actual, expected, *, atol: float = 1e-7, rtol: float = 1e-7) -> None:

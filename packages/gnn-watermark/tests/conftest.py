@@ -3,18 +3,16 @@
 from __future__ import annotations
 
 import pytest
-import torch
 
 from icml26.gnn_watermark import ModelConfig, TrainConfig, generate_key, sbm_bow
+from icml26.shared import torch_threads
 
 
 @pytest.fixture(autouse=True, scope="session")
 def _one_thread():
     # tiny sparse graphs: extra threads only add contention on a busy 2-core machine
-    old = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(old)
+    with torch_threads(1):
+        yield
 
 
 @pytest.fixture(scope="session")

@@ -3,7 +3,8 @@
 - the paper registry (:class:`Paper`, :func:`discover`) and the ``icml26`` command;
 - reports (:class:`Report`, :class:`Row`, :class:`Stat`, :class:`Check`) and the
   runner :func:`reproduce`;
-- explicit seeding, shared metrics and datasets, progress bars and figures.
+- explicit seeding, torch thread limits, shared metrics and datasets, progress bars
+  and figures.
 """
 
 from icml26.shared.figures import new_figure, save_figure
@@ -20,6 +21,7 @@ from icml26.shared.registry import (
 from icml26.shared.reproduction import Summary, reproduce, results_dir, summarize
 from icml26.shared.results import SCHEMA_VERSION, Check, Environment, Report, Row, Stat
 from icml26.shared.seeding import derive_seed, jax_key, numpy_rng, seed_everything, torch_generator
+from icml26.shared.threads import torch_threads
 
 __all__ = [
     "SCHEMA_VERSION",
@@ -48,6 +50,7 @@ __all__ = [
     "seed_everything",
     "summarize",
     "torch_generator",
+    "torch_threads",
 ]
 
 __version__ = "0.1.0"

@@ -14,14 +14,10 @@ K = 64, 5 epochs, official learning rates; meant for a GPU).
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import time
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-
-import torch
 
 from icml26.carve.baselines import (
     EWC,
@@ -37,7 +33,17 @@ from icml26.carve.carve import CARVE, ContinualRouter, TrainConfig, with_strateg
 from icml26.carve.encoders import make_encoder
 from icml26.carve.hub import TASKS, HubConfig, simulate_hub
 from icml26.carve.metrics import LEVELS, AccuracyMatrix
-from icml26.shared import Check, Headline, Paper, Report, Row, new_figure, numpy_rng, save_figure
+from icml26.shared import (
+    Check,
+    Headline,
+    Paper,
+    Report,
+    Row,
+    new_figure,
+    numpy_rng,
+    save_figure,
+    torch_threads,
+)
 
 log = logging.getLogger(__name__)
 
@@ -86,18 +92,6 @@ PAPER_SCALE = Config(
 PRESETS = {"smoke": SMOKE, "paper": PAPER_SCALE}
 
 
-@contextlib.contextmanager
-def _torch_threads(n: int) -> Iterator[None]:
-    """Tiny matmuls run fastest on one thread; restore the caller's setting after."""
-    old = torch.get_num_threads()
-    if n > 0:
-        torch.set_num_threads(n)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(old)
-
-
 def _rows(method: str, acc: AccuracyMatrix, seconds: float, final_only: bool) -> list[Row]:
     metrics: dict[str, float] = {}
     for level in LEVELS:
@@ -122,7 +116,7 @@ def _rows(method: str, acc: AccuracyMatrix, seconds: float, final_only: bool) ->
 
 def run(config: Config, seed: int, out: Path) -> Report:
     """One seed: simulate the hub, encode it, run every method, return the rows."""
-    with _torch_threads(config.threads):
+    with torch_threads(config.threads):
         return _run(config, seed, Path(out))
 
 

@@ -56,7 +56,7 @@ from icml26.cfgmp.models.mixture import GaussianMixtureFlow, ring_mixture
 from icml26.cfgmp.nfe import Evaluator
 from icml26.cfgmp.plots import curves_figure, digit_grid_figure, mixture_scatter_figure
 from icml26.cfgmp.sampler import sample
-from icml26.shared import Check, Headline, Paper, Report, Row, torch_generator
+from icml26.shared import Check, Headline, Paper, Report, Row, torch_generator, torch_threads
 
 log = logging.getLogger(__name__)
 
@@ -160,13 +160,8 @@ def _one_thread(device: torch.device) -> Iterator[None]:
     if device.type != "cpu":
         yield
         return
-    old = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
-        with threadpool_limits(limits=1):
-            yield
-    finally:
-        torch.set_num_threads(old)
+    with torch_threads(1), threadpool_limits(limits=1):
+        yield
 
 
 def _guiders(config: Config, w: float, apg_norm: float) -> dict[str, Guider]:

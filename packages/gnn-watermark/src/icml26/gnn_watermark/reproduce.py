@@ -14,7 +14,6 @@ of the nodes at 0.1× lr, magnitude pruning and knowledge distillation.
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import time
 from dataclasses import dataclass, replace
@@ -47,7 +46,7 @@ from icml26.gnn_watermark.watermark import (
     train_clean,
     train_watermarked,
 )
-from icml26.shared import Check, Headline, Paper, Report, Row, derive_seed
+from icml26.shared import Check, Headline, Paper, Report, Row, derive_seed, torch_threads
 
 log = logging.getLogger(__name__)
 
@@ -152,25 +151,10 @@ def _settings(cfg: Config, graph: str, arch: str) -> tuple[ModelConfig, TrainCon
     return model, train
 
 
-@contextlib.contextmanager
-def _threads(n: int | None):
-    """Run with ``n`` torch threads. Small sparse graphs gain nothing from more threads,
-    and spinning OpenMP threads on a busy 2-core machine slow them down many times."""
-    if n is None:
-        yield
-        return
-    old = torch.get_num_threads()
-    torch.set_num_threads(n)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(old)
-
-
 def run(config: Config, seed: int, out: Path) -> Report:
     """One seed: every (graph, architecture) of the preset."""
     rows, records, notes = [], [], []
-    with _threads(config.torch_threads):
+    with torch_threads(config.torch_threads):
         for graph in config.graphs:
             for arch in config.archs:
                 r, rec = _run_one(config, graph, arch, seed)

@@ -38,7 +38,7 @@ from icml26.prism.probe import linear_probe
 from icml26.prism.score import pseudo_log_likelihood, score_variants
 from icml26.prism.train import TrainConfig, encode_repertoire, train
 from icml26.prism.vocab import AA_ORDER
-from icml26.shared import Check, Headline, Paper, Report, Row, derive_seed, numpy_rng
+from icml26.shared import Check, Headline, Paper, Report, Row, derive_seed, numpy_rng, torch_threads
 from icml26.shared.metrics import spearman
 
 log = logging.getLogger(__name__)
@@ -146,13 +146,8 @@ def _train_pair(cfg: Config, rep, seed: int, device) -> tuple[dict, dict]:
 def run(config: Config, seed: int, out: Path) -> Report:
     """One seed of the comparison (see the module docstring)."""
     device = torch.device(config.device) if config.device else default_device()
-    threads = torch.get_num_threads()
-    if device.type == "cpu" and config.cpu_threads:
-        torch.set_num_threads(config.cpu_threads)
-    try:
+    with torch_threads(config.cpu_threads if device.type == "cpu" else None):
         return _run(config, seed, device)
-    finally:
-        torch.set_num_threads(threads)
 
 
 def _run(config: Config, seed: int, device: torch.device) -> Report:

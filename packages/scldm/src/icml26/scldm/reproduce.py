@@ -45,7 +45,17 @@ from icml26.scldm.metrics import (
 from icml26.scldm.model import ScLDM, TrainingConfig
 from icml26.scldm.simulate import simulate_counts
 from icml26.scldm.training import OptimConfig
-from icml26.shared import Check, Headline, Paper, Report, Row, new_figure, numpy_rng, save_figure
+from icml26.shared import (
+    Check,
+    Headline,
+    Paper,
+    Report,
+    Row,
+    new_figure,
+    numpy_rng,
+    save_figure,
+    torch_threads,
+)
 
 log = logging.getLogger(__name__)
 
@@ -195,15 +205,8 @@ def split(adata: Any, config: Config, seed: int) -> tuple[Any, Any, Any, list[tu
 
 def run(config: Config, seed: int, out: Path) -> Report:
     """One seed: fit every method on the same training cells and score its samples."""
-    import torch
-
-    threads = torch.get_num_threads()
-    if config.num_threads:
-        torch.set_num_threads(config.num_threads)
-    try:
+    with torch_threads(config.num_threads):
         return _run(config, seed, out)
-    finally:
-        torch.set_num_threads(threads)
 
 
 def _run(config: Config, seed: int, out: Path) -> Report:

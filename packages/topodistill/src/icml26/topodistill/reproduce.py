@@ -18,13 +18,12 @@ from __future__ import annotations
 
 import logging
 import time
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
-from icml26.shared import Check, Headline, Paper, Report, Row, derive_seed, numpy_rng
+from icml26.shared import Check, Headline, Paper, Report, Row, derive_seed, numpy_rng, torch_threads
 from icml26.topodistill.discover import build_manifolds, discover_graph, score_graph
 from icml26.topodistill.distill import DistillConfig
 from icml26.topodistill.systems import (
@@ -295,7 +294,7 @@ def run(config: Config, seed: int, out: Path) -> Report:
     """One seed of a preset."""
     if config.experiment not in ("pair", "networks"):
         raise ValueError(f"unknown experiment {config.experiment!r}; use 'pair' or 'networks'")
-    with _torch_threads(config.threads):
+    with torch_threads(config.threads):
         if config.experiment == "pair":
             report = _run_pair(config, seed)
         else:
@@ -305,22 +304,6 @@ def run(config: Config, seed: int, out: Path) -> Report:
         "package README, Fidelity."
     )
     return report
-
-
-@contextmanager
-def _torch_threads(threads: int | None):
-    """Run with ``threads`` torch intra-op threads, restoring the previous setting."""
-    if threads is None:
-        yield
-        return
-    import torch
-
-    before = torch.get_num_threads()
-    torch.set_num_threads(int(threads))
-    try:
-        yield
-    finally:
-        torch.set_num_threads(before)
 
 
 # -- judging ---------------------------------------------------------------------------
