@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from icml26.mspca.reproduce import PAPER, PRESETS, Config
+from icml26.mspca.reproduce import OFFICIAL, PAPER, PRESETS, VOTE, Config
 from icml26.shared import reproduce
 from icml26.shared.cli import main
 
@@ -56,3 +56,16 @@ def test_smoke_preset_from_the_cli(tmp_path):
     saved = json.loads((tmp_path / "mspca" / "smoke" / "report.json").read_text())
     holds = {c["name"][:3]: c["holds"] for c in saved["checks"]}
     assert holds["(b)"] and holds["(c)"]
+
+
+@pytest.mark.slow
+def test_paper_extensions_add_their_rows(tmp_path):
+    # The majority vote and the official singular-value variant run in `paper` only:
+    # the same reduced setting, with both switched on, must report both per π (and a π
+    # without a paired subset leaves check (c) out instead of failing).
+    config = dataclasses.replace(SMALL, fractions=(0.10,), vote=3, official_sv=True)
+    paper = dataclasses.replace(PAPER, presets={**PAPER.presets, "ext": config})
+    report = reproduce(paper, preset="ext", seeds=1, out=tmp_path)
+    for method in (VOTE, OFFICIAL):
+        assert 0.0 <= report.stat(method, "alignment", "π=10%").mean <= 1.0
+    assert [c.name[:3] for c in report.checks] == ["(a)", "(b)", "(d)", "(e)"]

@@ -373,11 +373,12 @@ def judge(report: Report, config: Config) -> list[Check]:
         Check("(b) MS-PCA ≥ centered PCA + 0.5 for every π",
               min(gaps.values()) >= 0.5, "gaps " + _per_fraction(gaps, "{:+.3f}")),
     ]  # fmt: skip
-    if "RPCA-AAP" in config.paired_baselines and config.paired_trials > 0:
+    paired_fractions = [f for f in config.paired_fractions if f in config.fractions]
+    if "RPCA-AAP" in config.paired_baselines and config.paired_trials > 0 and paired_fractions:
         paired = {
             f: _mean(report, METHOD, "alignment", f"{_label(f)} paired")
             - _mean(report, "RPCA-AAP", "alignment", f"{_label(f)} paired")
-            for f in config.paired_fractions
+            for f in paired_fractions
         }
         checks.append(Check("(c) MS-PCA ≥ RPCA-AAP + 0.3 on the paired subset",
                             min(paired.values()) >= 0.3,
