@@ -19,7 +19,7 @@ import json
 import time
 from pathlib import Path
 
-from icml26.prism.reproduce import PRESETS, PRISM, PRISMLESS, judge, run
+from icml26.prism.reproduce import PRESETS, PRISM, PRISMLESS, PROFILE_MM, PROFILE_NGL, judge, run
 from icml26.shared import Report
 
 
@@ -68,7 +68,10 @@ def main(argv: list[str] | None = None) -> int:
             },
             "probe_f1": {m: val(m, "f1", "GL/NGL probe") for m in (PRISM, PRISMLESS)},
             "probe_pr_auc": {m: val(m, "pr_auc", "GL/NGL probe") for m in (PRISM, PRISMLESS)},
-            "spearman": {m: val(m, "spearman", "zero-shot mean") for m in (PRISM, PRISMLESS)},
+            "spearman": {
+                m: val(m, "spearman", "zero-shot mean")
+                for m in (PRISM, PRISMLESS, PROFILE_NGL, PROFILE_MM)
+            },
             "checks": [
                 {"name": c.name, "holds": bool(c.holds), "detail": c.detail} for c in checks
             ],
@@ -80,7 +83,9 @@ def main(argv: list[str] | None = None) -> int:
             f"{wall:.0f}s | CDR·NGL {p['CDR·NGL']:.2f} vs {q['CDR·NGL']:.2f} | "
             f"FR·GL {p['FR·GL']:.2f} vs {q['FR·GL']:.2f} | "
             f"F1 {row['probe_f1'][PRISM]:.3f} vs {row['probe_f1'][PRISMLESS]:.3f} | "
-            f"rho {row['spearman'][PRISM]:+.3f} vs {row['spearman'][PRISMLESS]:+.3f} | "
+            f"rho {row['spearman'][PRISM]:+.3f} vs {row['spearman'][PRISMLESS]:+.3f} "
+            f"(site profile {row['spearman'][PROFILE_NGL]:+.3f} vs "
+            f"{row['spearman'][PROFILE_MM]:+.3f}) | "
             + " ".join(f"{c['name'][:3]}{'✓' if c['holds'] else '✗'}" for c in row["checks"]),
             flush=True,
         )

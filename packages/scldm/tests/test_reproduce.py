@@ -8,7 +8,17 @@ import math
 
 import pytest
 
-from icml26.scldm.reproduce import G_PERT, G_TYPE, G_UNCOND, PAPER, PRESETS, judge, run
+from icml26.scldm.reproduce import (
+    G_PERT,
+    G_RECON,
+    G_TYPE,
+    G_UNCOND,
+    PAPER,
+    PRESETS,
+    RECON,
+    judge,
+    run,
+)
 from icml26.shared import Report, reproduce
 
 REDUCED = dataclasses.replace(
@@ -17,6 +27,7 @@ REDUCED = dataclasses.replace(
     n_genes=60,
     n_programs=4,
     ae_epochs=2,
+    ae_batch_size=128,
     dit_steps=40,
     mlp_epochs=2,
     solver_steps=4,
@@ -27,7 +38,9 @@ REDUCED = dataclasses.replace(
 
 def test_reduced_run_computes_every_table_and_check(tmp_path):
     report = Report.merge([run(REDUCED, 0, tmp_path)])
-    assert {G_UNCOND, G_TYPE, G_PERT} <= set(report.groups)
+    assert {G_UNCOND, G_TYPE, G_PERT, G_RECON} <= set(report.groups)
+    for metric in ("mmd", "corr_error", "type_acc"):
+        assert math.isfinite(report.stat(RECON, metric, G_RECON).mean)
     for method in ("scLDM", "scLDM AE + Gaussian prior", "MLP VAE"):
         for metric in ("mmd", "w1", "w2", "r2_mean", "r2_var", "corr_error", "knn_acc"):
             value = report.stat(method, metric, G_UNCOND).mean
@@ -47,11 +60,17 @@ def test_presets_are_registered():
 
 @pytest.mark.slow
 def test_smoke_preset_what_holds(tmp_path):
-    """The smoke preset (3 seeds) does not reproduce the full claim at its CPU budget
-    (see the README): the diffusion prior beats the Gaussian prior of the same
-    autoencoder (check d) and every check is computed; the MLP-VAE comparisons and
-    conditional generation (checks a, b, c) do not hold."""
+    """What the smoke preset (3 seeds) shows on CPU (see the README): scLDM beats scVI on
+    MMD and gene-gene correlation error by the claimed margins, its diffusion prior beats
+    the Gaussian prior of the same autoencoder, and conditional generation is far above
+    chance (5 types). The margins against the MLP VAE and the 90 % of check (c) are not
+    reached at this budget, so they are not asserted."""
     report = reproduce(PAPER, preset="smoke", seeds=3, out=tmp_path)
+    tags = [c.name[:3] for c in report.checks]
+    assert sorted(set(tags)) == ["(a)", "(b)", "(c)", "(d)"]
+    versus_scvi = [c for c in report.checks if "scVI" in c.name]
+    if versus_scvi:  # scvi-tools installed
+        assert all(c.holds for c in versus_scvi), versus_scvi
     by_tag = {c.name[:3]: c for c in report.checks}
-    assert set(by_tag) == {"(a)", "(b)", "(c)", "(d)"}
     assert by_tag["(d)"].holds, by_tag["(d)"]
+    assert report.stat("scLDM", "type_acc", G_TYPE).mean >= 0.5

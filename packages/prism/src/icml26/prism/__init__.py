@@ -13,6 +13,7 @@ Models are trained from scratch; the matched PRISM-less ablation is included.
 from icml26.prism.adamw import AdamW
 from icml26.prism.baselines import blosum_scores, prismless, prismless_scores
 from icml26.prism.checkpoint import load_checkpoint, save_checkpoint
+from icml26.prism.conditioning import Conditioning
 from icml26.prism.data import (
     MutationalScan,
     Repertoire,
@@ -55,6 +56,7 @@ from icml26.prism.score import (
     pseudo_log_likelihood_loop,
     score_variants,
 )
+from icml26.prism.site_profile import SiteProfile
 from icml26.prism.train import TrainConfig, encode_repertoire, train
 from icml26.prism.vocab import AA_ORDER, TOKENS, VOCAB_SIZE, Encoding, Tokenizer
 
@@ -66,6 +68,7 @@ __all__ = [
     "VOCAB_SIZE",
     "AdamW",
     "Assignment",
+    "Conditioning",
     "Encoding",
     "GermlineSet",
     "LossWeights",
@@ -80,6 +83,7 @@ __all__ = [
     "Repertoire",
     "SimConfig",
     "Simulation",
+    "SiteProfile",
     "Tokenizer",
     "TrainConfig",
     "Variant",

@@ -450,6 +450,9 @@ class MutationalScan:
     fitness: np.ndarray  # noisy labels
     true_fitness: np.ndarray  # noiseless F(variant)
     wild_type_fitness: float
+    v_gene: int = -1  # index into the simulation's V genes (-1: unknown)
+    j_gene: int = -1
+    site_keys: np.ndarray | None = None  # the site key of every position (simulated scans)
 
     def sequences(self) -> list[str]:
         out = []
@@ -494,6 +497,9 @@ def _scan(sim: Simulation, r: dict, wt: np.ndarray, rng, n_doubles: int, noise_s
         fitness=true + rng.normal(0.0, noise_sd, size=len(true)),
         true_fitness=true,
         wild_type_fitness=float(sim.fitness(wt, r["keys"])),
+        v_gene=int(r["v"]),
+        j_gene=int(r["j"]),
+        site_keys=np.asarray(r["keys"]),
     )
 
 

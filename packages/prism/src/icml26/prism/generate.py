@@ -24,6 +24,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from icml26.prism.conditioning import Conditioning
 from icml26.prism.germline import CDR_REGION_IDS, REGION_ID, assign_germline
 from icml26.prism.model import PrismLessModel, PrismModel
 from icml26.prism.score import residue_log_probs
@@ -57,9 +58,16 @@ class Variant:
 
 
 def masked_log_probs(
-    model: PrismModel | PrismLessModel, sequence: str, *, batch_size: int = 256
+    model: PrismModel | PrismLessModel,
+    sequence: str,
+    *,
+    v_gene: int | None = None,
+    j_gene: int | None = None,
+    regions: Sequence[int] | np.ndarray | None = None,
+    batch_size: int = 256,
 ) -> MaskedLogProbs:
-    """Step 1: the per-position masked log-probabilities of ``sequence`` (L passes)."""
+    """Step 1: the per-position masked log-probabilities of ``sequence`` (L passes);
+    ``v_gene``, ``j_gene`` and ``regions`` condition a model trained with them."""
     seq = sequence.upper()
     residue_ids(seq, chain="sequence")
     enc = Tokenizer()(seq)
@@ -71,6 +79,7 @@ def masked_log_probs(
         np.zeros(n, dtype=int),
         np.arange(1, n + 1),
         batch_size=batch_size,
+        conditioning=Conditioning.build(1, v_gene=v_gene, j_gene=j_gene, regions=regions),
     )
     return MaskedLogProbs(seq, lp["gl"], lp["ngl"])
 
@@ -138,6 +147,8 @@ def generate(
     mode: str = "full",
     rng: np.random.Generator,
     regions: Sequence[int] | np.ndarray | None = None,
+    v_gene: int | None = None,
+    j_gene: int | None = None,
     restrict_to: Sequence[str] | None = None,
     exclude_positions: Sequence[int] | None = None,
     pool_size: int = 30,
@@ -154,6 +165,8 @@ def generate(
     (``region_specific`` or ``restrict_to``) it is assigned with
     :func:`~icml26.prism.germline.assign_germline`. ``restrict_to`` (e.g. ``["CDR3"]``)
     limits mutations to the named regions. ``cache`` reuses step 1 across calls.
+    ``v_gene``/``j_gene`` condition a model trained with gene embeddings, and
+    ``regions`` also conditions one trained with region embeddings.
     """
     if mode not in GEN_MODES:
         raise ValueError(f"mode must be one of {GEN_MODES}, got {mode!r}")
@@ -163,10 +176,6 @@ def generate(
         raise ValueError("n_samples and n_mutations must be positive")
     seq = sequence.upper()
     residue_ids(seq, chain="sequence")
-    if cache is None:
-        cache = masked_log_probs(model, seq)
-    elif cache.sequence != seq:
-        raise ValueError("the cache belongs to another sequence")
     n = len(seq)
     if (mode == "region_specific" or restrict_to) and regions is None:
         regions = assign_germline(seq).regions
@@ -174,6 +183,13 @@ def generate(
         regions = np.asarray(regions, dtype=np.int64)
         if regions.shape != (n,):
             raise ValueError(f"regions must have one id per residue ({n}), got {regions.shape}")
+    if cache is None:
+        uses_regions = regions is not None and bool(model.config.n_regions)
+        cache = masked_log_probs(
+            model, seq, v_gene=v_gene, j_gene=j_gene, regions=regions if uses_regions else None
+        )
+    elif cache.sequence != seq:
+        raise ValueError("the cache belongs to another sequence")
     exclude = {int(i) for i in (exclude_positions or ())}
     if restrict_to:
         unknown = [r for r in restrict_to if r not in REGION_ID]

@@ -13,12 +13,14 @@ dimensions, and importing scikit-learn costs more than the fit.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import torch
 
+from icml26.prism.conditioning import Conditioning, GeneIds, RegionIds
 from icml26.prism.model import PrismLessModel, PrismModel
 from icml26.prism.vocab import Tokenizer
 from icml26.shared.metrics import average_precision
@@ -26,18 +28,32 @@ from icml26.shared.metrics import average_precision
 
 @torch.no_grad()
 def residue_embeddings(
-    model: PrismModel | PrismLessModel, sequences: Sequence[str], *, batch_size: int = 128
+    model: PrismModel | PrismLessModel,
+    sequences: Sequence[str],
+    *,
+    v_gene: GeneIds = None,
+    j_gene: GeneIds = None,
+    regions: RegionIds = None,
+    batch_size: int = 128,
 ) -> np.ndarray:
-    """(total residues, H) backbone states of the residues of ``sequences``, in order."""
+    """(total residues, H) backbone states of the residues of ``sequences``, in order
+    (``v_gene``/``j_gene``/``regions`` as in :func:`~icml26.prism.score.pseudo_log_likelihood`)."""
     if not isinstance(model, PrismModel | PrismLessModel):
         raise TypeError(f"expected a PrismModel or PrismLessModel, got {type(model).__name__}")
+    sequences = list(sequences)
+    cond = Conditioning.build(len(sequences), v_gene=v_gene, j_gene=j_gene, regions=regions)
+    if cond is not None:
+        cond.check(model)
     was_training = model.training
     model.eval()
     chunks = []
     for start in range(0, len(sequences), batch_size):
         enc = Tokenizer()([s.upper() for s in sequences[start : start + batch_size]])
         ids, attn = enc.torch(model.device)
-        h = model(ids, attn).hidden.float().cpu().numpy()
+        kw = {}
+        if cond is not None:
+            kw = cond.slice(start, start + len(ids)).tensors(enc.input_ids, model.device)
+        h = model(ids, attn, **kw).hidden.float().cpu().numpy()
         chunks.append(h[enc.residue_mask])
     model.train(was_training)
     return np.concatenate(chunks)
@@ -56,14 +72,18 @@ def linear_probe(
     test_sequences: Sequence[str],
     test_labels: Sequence[np.ndarray],
     *,
+    train_conditioning: Mapping[str, Any] | None = None,
+    test_conditioning: Mapping[str, Any] | None = None,
     seed: int = 0,
 ) -> ProbeResult:
     """Fit the probe on the train residues and score it on the test residues.
 
-    ``seed`` is accepted for API stability; the Newton fit is deterministic.
+    ``*_conditioning``: ``v_gene``/``j_gene``/``regions`` keywords of
+    :func:`residue_embeddings` for each set. ``seed`` is accepted for API stability;
+    the Newton fit is deterministic.
     """
-    x_tr = residue_embeddings(model, train_sequences)
-    x_te = residue_embeddings(model, test_sequences)
+    x_tr = residue_embeddings(model, train_sequences, **(train_conditioning or {}))
+    x_te = residue_embeddings(model, test_sequences, **(test_conditioning or {}))
     y_tr = np.concatenate([np.asarray(y, dtype=int) for y in train_labels])
     y_te = np.concatenate([np.asarray(y, dtype=int) for y in test_labels])
     if len(y_tr) != len(x_tr) or len(y_te) != len(x_te):

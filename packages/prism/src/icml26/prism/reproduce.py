@@ -2,14 +2,18 @@
 
 One seed: simulate a germline pool, a hidden paratope fitness, a training repertoire,
 held-out evaluation sequences (other lineages) and deep mutational scans of held-out
-matured antibodies; train PRISM and PRISM-less identically (same backbone size, data,
-masking, optimiser, steps and seed; pre-training then fine-tuning stage); then measure
+matured antibodies; train PRISM and PRISM-less identically (same backbone size, V/J-gene
+and region embeddings, data, masking, optimiser, steps and seed; pre-training then
+fine-tuning stage); then measure
 
 - pseudo-perplexity per CDR/FR × GL/NGL (PRISM: ``exact`` mode, the paper's
   lowercase-NGL extraction; PRISM-less: its 33-way log-probability);
 - a GL/NGL linear probe on frozen embeddings (F1, PR-AUC);
 - zero-shot Spearman ρ per scan (PRISM: wt-centred NGL log-prob; PRISM-less:
-  masked-marginal LLR; also PRISM's own masked-marginal LLR and a BLOSUM62 score);
+  masked-marginal LLR; also PRISM's own masked-marginal LLR, a BLOSUM62 score, and both
+  scores computed from the counted site statistics of the training repertoire,
+  :class:`~icml26.prism.site_profile.SiteProfile`, the reference of what a perfectly
+  learned model reads);
 - controllable generation from each scan's wild type: the change of the hidden fitness
   and the germline identity of 100 samples per mode.
 
@@ -30,12 +34,13 @@ import torch
 from icml26.prism.baselines import blosum_scores
 from icml26.prism.data import SimConfig, Simulation, germline_identity
 from icml26.prism.generate import GEN_MODES, MaskedLogProbs, generate, masked_log_probs
-from icml26.prism.germline import is_cdr
+from icml26.prism.germline import N_REGIONS, is_cdr
 from icml26.prism.losses import LossWeights
 from icml26.prism.masking import MaskingConfig
 from icml26.prism.model import ModelConfig, build_model, default_device
 from icml26.prism.probe import linear_probe
 from icml26.prism.score import pseudo_log_likelihood, score_variants
+from icml26.prism.site_profile import SiteProfile
 from icml26.prism.train import TrainConfig, encode_repertoire, train
 from icml26.prism.vocab import AA_ORDER
 from icml26.shared import Check, Headline, Paper, Report, Row, derive_seed, numpy_rng, torch_threads
@@ -45,6 +50,9 @@ log = logging.getLogger(__name__)
 
 PRISM, PRISMLESS = "PRISM", "PRISM-less"
 PRISM_MM, BLOSUM = "PRISM (masked marginal)", "BLOSUM62"
+# counted site statistics of the training repertoire: what each score reads when learned
+# exactly (a reference, not a method of the paper)
+PROFILE_NGL, PROFILE_MM = "site profile (wt-centred NGL)", "site profile (masked marginal)"
 PPL_GROUPS = ("CDR·NGL", "CDR·GL", "FR·NGL", "FR·GL")
 
 
@@ -61,6 +69,10 @@ class Config:
     n_doubles: int = 0
     noise_sd: float = 0.1
     model: ModelConfig = field(default_factory=ModelConfig.tiny)
+    # V/J-gene and region embeddings (``use_germline_genes``, ``use_region_embedding`` of
+    # the official v34 configs), given to both models so that they differ only in the
+    # vocabulary factorisation; scoring passes the same ids
+    conditioning: bool = True
     pretrain: TrainConfig = field(default_factory=TrainConfig)
     finetune: TrainConfig = field(default_factory=TrainConfig)
     gen_samples: int = 100
@@ -123,15 +135,21 @@ def _paper() -> Config:
 PRESETS = {"smoke": _smoke(), "paper": _paper()}
 
 
-def _train_pair(cfg: Config, rep, seed: int, device) -> tuple[dict, dict]:
+def _train_pair(cfg: Config, sim: Simulation, rep, seed: int, device) -> tuple[dict, dict]:
     enc = encode_repertoire(rep)
+    model_cfg, stages = cfg.model, (cfg.pretrain, cfg.finetune)
+    if cfg.conditioning:
+        model_cfg = model_cfg.replace(
+            n_v_genes=len(sim.v_genes), n_j_genes=len(sim.j_genes), n_regions=N_REGIONS
+        )
+        stages = tuple(dataclasses.replace(s, use_genes=True, use_regions=True) for s in stages)
     models, timing = {}, {}
     for name, kind in ((PRISM, "prism"), (PRISMLESS, "prismless")):
         torch.manual_seed(derive_seed(seed, "init"))
-        model = build_model(cfg.model.replace(kind=kind)).to(device)
+        model = build_model(model_cfg.replace(kind=kind)).to(device)
         t0 = time.perf_counter()
-        r1 = train(model, enc, cfg.pretrain, seed=derive_seed(seed, "stage1"), device=device)
-        r2 = train(model, enc, cfg.finetune, seed=derive_seed(seed, "stage2"), device=device)
+        r1 = train(model, enc, stages[0], seed=derive_seed(seed, "stage1"), device=device)
+        r2 = train(model, enc, stages[1], seed=derive_seed(seed, "stage2"), device=device)
         timing[name] = {
             "train_s": time.perf_counter() - t0,
             "tokens_per_s": (r1.tokens + r2.tokens) / max(r1.seconds + r2.seconds, 1e-9),
@@ -164,7 +182,14 @@ def _run(config: Config, seed: int, device: torch.device) -> Report:
         noise_sd=config.noise_sd,
     )
     t_sim = time.perf_counter() - t_start
-    models, timing = _train_pair(config, rep, seed, device)
+    models, timing = _train_pair(config, sim, rep, seed, device)
+
+    def cond(v_gene, j_gene, regions) -> dict:
+        """Scoring keywords of a conditioned model (nothing when unconditioned)."""
+        return (
+            {"v_gene": v_gene, "j_gene": j_gene, "regions": regions} if config.conditioning else {}
+        )
+
     rows: list[Row] = []
     records: list[dict] = []
 
@@ -179,7 +204,12 @@ def _run(config: Config, seed: int, device: torch.device) -> Report:
     }
     ppl: dict[str, dict[str, float]] = {}
     for name, model in models.items():
-        res = pseudo_log_likelihood(model, ev.cased(), batch_size=config.score_batch)
+        res = pseudo_log_likelihood(
+            model,
+            ev.cased(),
+            batch_size=config.score_batch,
+            **cond(ev.v_gene, ev.j_gene, ev.regions),
+        )
         ppl[name] = {g: res.pooled_perplexity("exact", m) for g, m in masks.items()}
         ppl[name]["all (marginal)"] = res.pooled_perplexity("marginalized")
         for g in PPL_GROUPS:
@@ -196,30 +226,38 @@ def _run(config: Config, seed: int, device: torch.device) -> Report:
             pr.ngl[:half],
             pr.sequences[half:],
             pr.ngl[half:],
+            train_conditioning=cond(pr.v_gene[:half], pr.j_gene[:half], pr.regions[:half]),
+            test_conditioning=cond(pr.v_gene[half:], pr.j_gene[half:], pr.regions[half:]),
             seed=seed,
         )
         rows.append(Row.of(name, group="GL/NGL probe", f1=probe.f1, pr_auc=probe.pr_auc))
         records.append({"seed": seed, "kind": "probe", "method": name, **dataclasses.asdict(probe)})
 
     # -- zero-shot scores on the scans --------------------------------------------------
-    rhos: dict[str, list[float]] = {PRISM: [], PRISMLESS: [], PRISM_MM: [], BLOSUM: []}
+    rhos: dict[str, list[float]] = {
+        name: [] for name in (PRISM, PRISMLESS, PRISM_MM, BLOSUM, PROFILE_NGL, PROFILE_MM)
+    }
+    profile = SiteProfile.fit(rep)
     caches: dict[str, list[MaskedLogProbs]] = {PRISM: [], PRISMLESS: []}
     for si, scan in enumerate(scans):
         variants = scan.sequences()
+        kw = cond(scan.v_gene, scan.j_gene, scan.regions)
         scores = {
-            PRISM: score_variants(models[PRISM], scan.wild_type, variants),
-            PRISMLESS: score_variants(models[PRISMLESS], scan.wild_type, variants),
+            PRISM: score_variants(models[PRISM], scan.wild_type, variants, **kw),
+            PRISMLESS: score_variants(models[PRISMLESS], scan.wild_type, variants, **kw),
             PRISM_MM: score_variants(
-                models[PRISM], scan.wild_type, variants, method="masked_marginal"
+                models[PRISM], scan.wild_type, variants, method="masked_marginal", **kw
             ),
             BLOSUM: blosum_scores(scan.wild_type, variants),
+            PROFILE_NGL: profile.scores(scan, "wt_centred_ngl"),
+            PROFILE_MM: profile.scores(scan, "masked_marginal"),
         }
         for name, s in scores.items():
             rho = spearman(s, scan.fitness)
             rhos[name].append(rho)
             rows.append(Row.of(name, group=f"scan {si + 1}", spearman=rho))
         for name in caches:
-            caches[name].append(masked_log_probs(models[name], scan.wild_type))
+            caches[name].append(masked_log_probs(models[name], scan.wild_type, **kw))
     for name, vals in rhos.items():
         rows.append(Row.of(name, group="zero-shot mean", spearman=float(np.mean(vals))))
     records.append({"seed": seed, "kind": "spearman", **rhos})
@@ -340,12 +378,17 @@ def plot(report: Report, out: Path) -> list[Path]:
     axes[0].set_yscale("log")
     axes[0].set_ylabel("pseudo-perplexity")
     axes[0].legend()
-    names = [PRISM, PRISMLESS, PRISM_MM, BLOSUM]
+    names = [PRISM, PRISMLESS, PRISM_MM, BLOSUM, PROFILE_NGL, PROFILE_MM]
     means = [report.stat(n, "spearman", "zero-shot mean").mean for n in names]
     sds = [report.stat(n, "spearman", "zero-shot mean").sd for n in names]
-    axes[1].bar(range(len(names)), means, yerr=sds, color=["C0", "C1", "C2", "C7"])
+    colors = ["C0", "C1", "C2", "C7", "C0", "C1"]
+    bars = axes[1].bar(range(len(names)), means, yerr=sds, color=colors)
+    for bar in bars[4:]:  # the counted references, hatched
+        bar.set_hatch("//")
+        bar.set_alpha(0.5)
     axes[1].axhline(0, color="k", lw=0.8)
-    axes[1].set_xticks(range(len(names)), ["PRISM", "PRISM-less", "PRISM MM", "BLOSUM62"])
+    labels = ["PRISM", "PRISM-less", "PRISM MM", "BLOSUM62", "profile NGL", "profile MM"]
+    axes[1].set_xticks(range(len(names)), labels, rotation=30, ha="right")
     axes[1].set_ylabel("zero-shot Spearman ρ")
     return [save_figure(fig, Path(out) / "prism.png")]
 
@@ -369,7 +412,10 @@ PAPER = Paper(
     plot=plot,
     method=PRISM,
     headline=Headline(
-        "spearman", higher_is_better=True, group="zero-shot mean", ignore=(PRISM_MM,)
+        "spearman",
+        higher_is_better=True,
+        group="zero-shot mean",
+        ignore=(PRISM_MM, PROFILE_NGL, PROFILE_MM),
     ),
     default_seeds=3,
     code="RomeroLab/PRISM",

@@ -29,6 +29,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
+from icml26.prism.conditioning import Conditioning, GeneIds, RegionIds, rows_of
 from icml26.prism.model import PrismLessModel, PrismModel
 from icml26.prism.vocab import (
     AA_ORDER,
@@ -67,9 +68,11 @@ def residue_log_probs(
     *,
     mask: bool = True,
     batch_size: int = 256,
+    conditioning: Conditioning | None = None,
 ) -> dict[str, np.ndarray]:
     """Log-probabilities of the 20 residues at ``(rows[k], positions[k])``, each masked
     in its own copy of row ``rows[k]`` (or unmasked with ``mask=False``).
+    ``conditioning`` holds one entry per row of ``input_ids``.
 
     Returns ``gl`` and ``ngl`` (K, 20) arrays (PRISM-less: both its 33-way residue
     log-probs), plus ``origin`` (K,) and ``alpha`` (K,) for PRISM.
@@ -83,6 +86,10 @@ def residue_log_probs(
     gl_ids = torch.as_tensor(GL_IDS, device=device)
     ngl_ids = torch.as_tensor(NGL_IDS, device=device)
     is_prism = isinstance(model, PrismModel)
+    cond: dict[str, torch.Tensor] = {}
+    if conditioning is not None:
+        conditioning.check(model)
+        cond = conditioning.tensors(input_ids, device)
     gl, ngl, origin, alpha = [], [], [], []
     was_training = model.training
     model.eval()
@@ -91,7 +98,7 @@ def residue_log_probs(
         batch = ids[r].clone()
         if mask:
             batch[torch.arange(len(r), device=device), p] = MASK
-        out = model(batch, attn[r])
+        out = model(batch, attn[r], **rows_of(cond, r))
         lp = out.log_probs()[torch.arange(len(r), device=device), p]
         gl.append(lp.index_select(-1, gl_ids))
         if is_prism:
@@ -160,19 +167,31 @@ def pseudo_log_likelihood(
     sequences: str | Sequence[str],
     light: str | Sequence[str] | None = None,
     *,
+    v_gene: GeneIds = None,
+    j_gene: GeneIds = None,
+    regions: RegionIds = None,
     batch_size: int = 256,
 ) -> PLLResult:
     """Pseudo-log-likelihood of each (unpaired or paired) antibody in four modes.
 
     Lowercase letters in the input mark NGL residues for the ``exact`` mode; the model
-    always reads the uppercase sequence.
+    always reads the uppercase sequence. ``v_gene``/``j_gene`` (one id, or one per
+    sequence) and ``regions`` (region ids per residue) feed a model trained with gene
+    or region embeddings (:mod:`icml26.prism.conditioning`).
     """
     _check_model(model)
     seqs, lights, labels = _prepare(sequences, light)
     enc = Tokenizer()(seqs, None if light is None else lights)
+    cond = Conditioning.build(len(seqs), v_gene=v_gene, j_gene=j_gene, regions=regions)
     rows, cols = np.nonzero(enc.residue_mask)
     lp = residue_log_probs(
-        model, enc.input_ids, enc.attention_mask, rows, cols, batch_size=batch_size
+        model,
+        enc.input_ids,
+        enc.attention_mask,
+        rows,
+        cols,
+        batch_size=batch_size,
+        conditioning=cond,
     )
     true = _COL[to_uppercase_ids(enc.input_ids[rows, cols])]
     k = np.arange(len(rows))
@@ -234,6 +253,9 @@ def score_variants(
     *,
     method: str = "auto",
     aggregate: str = "sum",
+    v_gene: int | None = None,
+    j_gene: int | None = None,
+    regions: Sequence[int] | np.ndarray | None = None,
     batch_size: int = 256,
 ) -> np.ndarray:
     """Zero-shot scores of substitution variants of ``wild_type`` (higher = fitter).
@@ -242,6 +264,8 @@ def score_variants(
     (``log p(mut) − log p(wt)`` at the masked position, marginal over case for
     PRISM — the score every baseline uses), or ``"auto"`` (the first for PRISM, the
     second for PRISM-less). ``aggregate``: ``"sum"`` or ``"mean"`` over mutated positions.
+    ``v_gene``, ``j_gene`` and ``regions`` (per residue of the wild type) condition a
+    model trained with gene or region embeddings; every variant shares them.
     """
     _check_model(model)
     is_prism = isinstance(model, PrismModel)
@@ -274,6 +298,10 @@ def score_variants(
     if not items:
         return scores
     enc = Tokenizer()(ctx_seq)
+
+    def cond(n: int) -> Conditioning | None:
+        return Conditioning.build(n, v_gene=v_gene, j_gene=j_gene, regions=regions)
+
     lp = residue_log_probs(
         model,
         enc.input_ids,
@@ -281,6 +309,7 @@ def score_variants(
         np.arange(len(ctx_seq)),
         np.asarray(ctx_pos) + 1,
         batch_size=batch_size,
+        conditioning=cond(len(ctx_seq)),
     )
     wt_cols = _COL[residue_ids(wild_type)]
     if method == "wt_centred_ngl":
@@ -294,6 +323,7 @@ def score_variants(
             np.arange(1, n + 1),
             mask=False,
             batch_size=batch_size,
+            conditioning=cond(1),
         )
         wt_signal = ref["ngl"][np.arange(n), wt_cols]
         for vi, p, c, col in items:
