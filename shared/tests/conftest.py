@@ -88,7 +88,10 @@ def fake_install(tmp_path, monkeypatch) -> Path:
     (site / "icml26_fakepaper.py").write_text(textwrap.dedent(FAKE_MODULE))
     dist = site / "icml26_fake-0.1.dist-info"
     dist.mkdir()
-    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: icml26-fake\nVersion: 0.1\n")
+    (dist / "METADATA").write_text(
+        "Metadata-Version: 2.1\nName: icml26-fake\nVersion: 0.1\n"
+        "Summary: A fake paper for the CLI tests\n"
+    )
     (dist / "entry_points.txt").write_text(
         "[icml26.papers]\n"
         "fake = icml26_fakepaper:PAPER\n"

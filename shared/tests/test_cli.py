@@ -9,8 +9,19 @@ import pytest
 from icml26.shared.cli import EXIT_CLAIM_FAILED, EXIT_OK, EXIT_USAGE, main
 
 
-def test_list_shows_papers_and_broken_plugins(fake_install, capsys):
+def test_list_reads_metadata_without_importing(fake_install, capsys):
+    import sys
+
     assert main(["list"]) == EXIT_OK
+    out = capsys.readouterr().out
+    assert "fake" in out and "ghost" in out and "wrongtype" in out
+    assert "A fake paper for the CLI tests" in out  # the distribution's Summary
+    assert "icml26_fakepaper" not in sys.modules  # nothing was imported
+    assert "BROKEN" not in out
+
+
+def test_list_check_shows_papers_and_broken_plugins(fake_install, capsys):
+    assert main(["list", "--check"]) == EXIT_OK
     out = capsys.readouterr().out
     assert "fake" in out and "A fake paper" in out
     assert "ghost" in out and "BROKEN" in out and "ModuleNotFoundError" in out

@@ -1,6 +1,6 @@
 """The ``icml26`` command.
 
-    icml26 list
+    icml26 list [--check]
     icml26 info NAME
     icml26 reproduce NAME | --all [--preset smoke|paper] [--seeds N] [--out DIR] [--check]
     icml26 <package-command> ...      (added by packages, e.g. ``icml26 orloop generate``)
@@ -54,7 +54,12 @@ def build_parser(extra: Sequence[str] = ()) -> argparse.ArgumentParser:
     )
     parser.add_argument("-v", "--verbose", action="store_true", help="log progress to stderr")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    sub.add_parser("list", help="installed papers and their claims")
+    listing = sub.add_parser("list", help="installed papers (with --check: their claims)")
+    listing.add_argument(
+        "--check",
+        action="store_true",
+        help="import every paper: print its claim, report the ones that fail to load",
+    )
     info = sub.add_parser("info", help="one paper: title, claim, presets")
     info.add_argument("name")
     rep = sub.add_parser("reproduce", help="run a paper's preset over seeds and check its claim")
@@ -85,7 +90,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     registry = discover()
     if args.command == "list":
-        return _list(registry)
+        return _list(registry) if args.check else _list_fast(registry)
     try:
         if args.command == "info":
             return _info(registry, args.name)
@@ -98,6 +103,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPaper as err:
         print(f"icml26: {err}", file=sys.stderr)
         return EXIT_CLAIM_FAILED
+
+
+def _list_fast(registry: Registry) -> int:
+    """Names and descriptions from package metadata: no paper is imported (importing all
+    of them, with torch and JAX, takes tens of seconds)."""
+    if not registry.names:
+        print("no icml26 papers installed (pip install icml26-<paper>)")
+    for name, summary in registry.summaries().items():
+        line = f"{name:16s} {summary}"
+        print(textwrap.fill(line, 105, subsequent_indent=" " * 17, break_on_hyphens=False))
+    if registry.names:
+        print("\n`icml26 info NAME` for one paper; `icml26 list --check` imports them all.")
+    return EXIT_OK
 
 
 def _list(registry: Registry) -> int:

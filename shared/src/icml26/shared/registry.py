@@ -145,6 +145,17 @@ class Registry:
         else:
             self._papers[name] = obj
 
+    def summaries(self) -> dict[str, str]:
+        """Each paper's one-line description from its distribution's metadata (its
+        ``Summary``; the distribution name when there is none), without importing it."""
+        out = {}
+        for name, ep in self.entry_points.items():
+            dist = getattr(ep, "dist", None)
+            meta = dist.metadata if dist is not None else None
+            summary = (meta.get("Summary") if meta is not None else None) or ""
+            out[name] = summary.strip() or (meta.get("Name") if meta is not None else "") or ""
+        return out
+
     @property
     def papers(self) -> dict[str, Paper]:
         """Every paper that loads, by name (imports all of them)."""
