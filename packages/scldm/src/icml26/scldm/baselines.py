@@ -117,6 +117,21 @@ def _generated_anndata(
     return adata
 
 
+def _condition_models(
+    adata: Any, counts: np.ndarray, condition_keys: Sequence[str], latent: Any
+) -> tuple[ConditionVocabulary, LibrarySizeModel, LatentGaussianConditioner | None]:
+    """What a Gaussian-latent baseline needs for conditional generation: the condition
+    vocabulary of ``adata.obs``, per-condition library sizes, and class latent Gaussians
+    over ``latent()`` (called only when there are conditions)."""
+    vocabulary = ConditionVocabulary.from_obs(adata.obs, condition_keys)
+    codes = vocabulary.encode_obs(adata.obs)
+    library = LibrarySizeModel.fit(counts.sum(1), codes, vocabulary.keys)
+    conditioner = (
+        LatentGaussianConditioner(latent(), codes, vocabulary.keys) if vocabulary.keys else None
+    )
+    return vocabulary, library, conditioner
+
+
 # -- the MLP VAE ---------------------------------------------------------------------------
 class MLPVAEModule(nn.Module):
     """scVI-style VAE over the ordered gene vector (official ``ScviVAE``).
@@ -235,13 +250,9 @@ class MLPVAE:
             desc="MLP VAE",
         )
         self.module = module.to(self.device).eval().requires_grad_(False)
-        self.vocabulary = ConditionVocabulary.from_obs(adata.obs, condition_keys)
-        codes = self.vocabulary.encode_obs(adata.obs)
-        self.library_model = LibrarySizeModel.fit(counts.sum(1), codes, self.vocabulary.keys)
-        if self.vocabulary.keys:
-            self.conditioner = LatentGaussianConditioner(
-                self._latent(counts), codes, self.vocabulary.keys
-            )
+        self.vocabulary, self.library_model, self.conditioner = _condition_models(
+            adata, counts, condition_keys, lambda: self._latent(counts)
+        )
         return self
 
     @torch.no_grad()
@@ -383,12 +394,9 @@ class ScviBaseline:
             enable_progress_bar=False,
             early_stopping=False,
         )
-        self.vocabulary = ConditionVocabulary.from_obs(adata.obs, condition_keys)
-        codes = self.vocabulary.encode_obs(adata.obs)
-        self.library_model = LibrarySizeModel.fit(counts.sum(1), codes, self.vocabulary.keys)
-        if self.vocabulary.keys:
-            latent = self.model.get_latent_representation(train)
-            self.conditioner = LatentGaussianConditioner(latent, codes, self.vocabulary.keys)
+        self.vocabulary, self.library_model, self.conditioner = _condition_models(
+            adata, counts, condition_keys, lambda: self.model.get_latent_representation(train)
+        )
         return self
 
     @torch.no_grad()
