@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import os
 import sys
 import textwrap
 import traceback
@@ -90,7 +91,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     registry = discover()
     if args.command == "list":
-        return _list(registry) if args.check else _list_fast(registry)
+        try:
+            return _list(registry) if args.check else _list_fast(registry)
+        except BrokenPipeError:  # `icml26 list | head`: the reader left, nothing is wrong
+            sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - silence the flush at exit
+            return EXIT_OK
     try:
         if args.command == "info":
             return _info(registry, args.name)

@@ -150,10 +150,8 @@ class Registry:
         ``Summary``; the distribution name when there is none), without importing it."""
         out = {}
         for name, ep in self.entry_points.items():
-            dist = getattr(ep, "dist", None)
-            meta = dist.metadata if dist is not None else None
-            summary = (meta.get("Summary") if meta is not None else None) or ""
-            out[name] = summary.strip() or (meta.get("Name") if meta is not None else "") or ""
+            meta = ep.dist.metadata if ep.dist is not None else {}
+            out[name] = (meta.get("Summary") or meta.get("Name") or "").strip()
         return out
 
     @property

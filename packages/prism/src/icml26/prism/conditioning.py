@@ -63,12 +63,10 @@ class Conditioning:
 
         regs = None
         if regions is not None:
-            first = regions[0] if len(regions) else None
-            per_seq = first is not None and np.ndim(first) == 1
-            regs = tuple(np.asarray(r, dtype=np.int64) for r in regions) if per_seq else None
-            if regs is None:
-                one = np.asarray(regions, dtype=np.int64)
-                regs = (one,) * n
+            if len(regions) and np.ndim(regions[0]) == 1:  # one array per sequence
+                regs = tuple(np.asarray(r, dtype=np.int64) for r in regions)
+            else:  # one array for every sequence
+                regs = (np.asarray(regions, dtype=np.int64),) * n
             if len(regs) != n:
                 raise ValueError(f"regions needs one array per sequence ({n}), got {len(regs)}")
         return cls(genes(v_gene, "v_gene"), genes(j_gene, "j_gene"), regs)
