@@ -4,10 +4,21 @@
 - reports (:class:`Report`, :class:`Row`, :class:`Stat`, :class:`Check`) and the
   runner :func:`reproduce`;
 - explicit seeding, torch thread limits, shared metrics and datasets, progress bars
-  and figures.
+  and figures (mean ± sd error bars, captions);
+- output hygiene (:func:`quiet_dependencies`) and one writer under a launcher
+  (:func:`is_main_process`, :func:`barrier`).
 """
 
-from icml26.shared.figures import new_figure, save_figure
+from icml26.shared.distributed import barrier, is_main_process, main_process_first, rank, world_size
+from icml26.shared.figures import (
+    FigurePath,
+    errorbar_bars,
+    errorbar_lines,
+    new_figure,
+    save_figure,
+    spread,
+)
+from icml26.shared.hygiene import quiet_dependencies
 from icml26.shared.progress import is_quiet, progress
 from icml26.shared.registry import (
     BrokenPaper,
@@ -28,6 +39,7 @@ __all__ = [
     "BrokenPaper",
     "Check",
     "Environment",
+    "FigurePath",
     "Headline",
     "Paper",
     "Registry",
@@ -37,20 +49,29 @@ __all__ = [
     "Summary",
     "UnknownPaper",
     "UnknownPreset",
+    "barrier",
     "derive_seed",
     "discover",
+    "errorbar_bars",
+    "errorbar_lines",
+    "is_main_process",
     "is_quiet",
     "jax_key",
+    "main_process_first",
     "new_figure",
     "numpy_rng",
     "progress",
+    "quiet_dependencies",
+    "rank",
     "reproduce",
     "results_dir",
     "save_figure",
     "seed_everything",
+    "spread",
     "summarize",
     "torch_generator",
     "torch_threads",
+    "world_size",
 ]
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"

@@ -69,6 +69,7 @@ def reproduce(
     if paper.plot is not None:
         paths = paper.plot(report, target)
         report.figures = [Path(p).name for p in paths]
+        report.captions = {Path(p).name: p.caption for p in paths if getattr(p, "caption", "")}
     report.wall_time_s = time.perf_counter() - start
     report.environment = Environment.capture(
         distribution=paper.distribution, seeds=seed_list, config=config

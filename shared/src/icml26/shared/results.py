@@ -131,6 +131,7 @@ class Report:
     checks: list[Check] = field(default_factory=list)
     records: list[dict[str, Any]] = field(default_factory=list)
     figures: list[str] = field(default_factory=list)
+    captions: dict[str, str] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
     seeds: list[int] = field(default_factory=list)
     wall_time_s: float = 0.0
@@ -196,6 +197,7 @@ class Report:
             criterion=first.criterion,
             records=[rec for rep in reports for rec in rep.records],
             figures=list(dict.fromkeys(f for rep in reports for f in rep.figures)),
+            captions={k: v for rep in reports for k, v in rep.captions.items()},
             notes=list(dict.fromkeys(n for rep in reports for n in rep.notes)),
             seeds=[s for rep in reports for s in rep.seeds],
             wall_time_s=sum(rep.wall_time_s for rep in reports),
@@ -224,6 +226,7 @@ class Report:
             ],
             "records": _json_safe(self.records),
             "figures": list(self.figures),
+            "captions": dict(self.captions),
             "notes": list(self.notes),
             "seeds": list(self.seeds),
             "wall_time_s": self.wall_time_s,
@@ -252,6 +255,7 @@ class Report:
             checks=[Check(**c) for c in data.get("checks", [])],
             records=list(data.get("records", [])),
             figures=list(data.get("figures", [])),
+            captions=dict(data.get("captions", {})),
             notes=list(data.get("notes", [])),
             seeds=list(data.get("seeds", [])),
             wall_time_s=float(data.get("wall_time_s", 0.0)),
@@ -310,7 +314,10 @@ class Report:
         if self.notes:
             parts += ["## Notes", "", *[f"- {n}" for n in self.notes], ""]
         if self.figures:
-            parts += ["## Figures", "", *[f"![{f}]({f})" for f in self.figures], ""]
+            parts += ["## Figures", ""]
+            for f in self.figures:
+                parts += [f"![{f}]({f})", ""]
+                parts += [f"*{self.captions[f]}*", ""] if self.captions.get(f) else []
         if self.environment:
             env = self.environment
             parts += [
