@@ -19,18 +19,26 @@ settings.register_profile("icml26", deadline=None)
 settings.load_profile("icml26")
 
 FAKE_MODULE = """
+import dataclasses
 from dataclasses import dataclass
 
 from icml26.shared import Check, Headline, Paper, Report, Row, numpy_rng
+from icml26.shared.progress import stage
 
 
 @dataclass(frozen=True)
 class Config:
     n: int
     gap: float
+    mode: str = "ok"
 
 
 def run(config, seed, out):
+    if config.mode == "crash" and seed == 1:
+        raise RuntimeError("the fake paper's solver diverged")
+    if config.mode == "interrupt" and seed == 1:
+        raise KeyboardInterrupt
+    stage("fake stage for seed %d", seed)
     rng = numpy_rng(seed, "fake")
     noise = rng.normal(0, 0.01, size=2)
     return Report(
@@ -50,11 +58,12 @@ def judge(report, config):
 
 
 def plot(report, out):
-    from icml26.shared import new_figure, save_figure
+    from icml26.shared import errorbar_bars, new_figure, save_figure
 
     fig, ax = new_figure()
-    ax.bar(report.methods, [report.stat(m, "score", "easy").mean for m in report.methods])
-    return [save_figure(fig, out / "scores.png")]
+    errorbar_bars(ax, report.methods, [report.stat(m, "score", "easy") for m in report.methods])
+    ax.set_ylabel("score")
+    return [save_figure(fig, out / "scores.png", caption="Score per method, mean ± sd.")]
 
 
 PAPER = Paper(
@@ -67,6 +76,8 @@ PAPER = Paper(
         "smoke": Config(n=3, gap=0.2),
         "paper": Config(n=30, gap=0.2),
         "weak": Config(n=3, gap=0.0),
+        "crash": Config(n=3, gap=0.2, mode="crash"),
+        "interrupt": Config(n=3, gap=0.2, mode="interrupt"),
     },
     run=run,
     judge=judge,
@@ -74,7 +85,11 @@ PAPER = Paper(
     method="ours",
     headline=Headline("score", ignore=("oracle",)),
     default_seeds=2,
+    seconds_per_seed={"smoke": 0.01},
 )
+
+# A second paper from the same code, for the cross-paper summary
+PAPER2 = dataclasses.replace(PAPER, name="fake2", title="A second fake paper")
 
 NOT_A_PAPER = 42
 """
@@ -95,6 +110,7 @@ def fake_install(tmp_path, monkeypatch) -> Path:
     (dist / "entry_points.txt").write_text(
         "[icml26.papers]\n"
         "fake = icml26_fakepaper:PAPER\n"
+        "fake2 = icml26_fakepaper:PAPER2\n"
         "ghost = icml26_no_such_module:PAPER\n"
         "wrongtype = icml26_fakepaper:NOT_A_PAPER\n"
         "\n[icml26.commands]\n"

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from icml26.shared.cli import EXIT_CLAIM_FAILED, EXIT_OK, EXIT_USAGE, main
+from icml26.shared.cli import EXIT_CLAIM_FAILED, EXIT_CRASHED, EXIT_OK, EXIT_USAGE, main
 
 
 def test_list_reads_metadata_without_importing(fake_install, capsys):
@@ -43,7 +43,7 @@ def test_reproduce_writes_report_and_figure(fake_install, capsys):
     assert data["seeds"] == [0, 1, 2]
     ours = next(r for r in data["rows"] if r["method"] == "ours")
     assert ours["metrics"]["score"]["n"] == 3
-    assert data["environment"]["config"] == {"n": 3, "gap": 0.2}
+    assert data["environment"]["config"] == {"n": 3, "gap": 0.2, "mode": "ok"}
     assert "icml26-shared" in data["environment"]["packages"]
     assert (out_dir / "report.md").read_text().startswith("# fake — preset `smoke`")
     assert (out_dir / "scores.png").stat().st_size > 0
@@ -82,7 +82,7 @@ def test_reproduce_needs_name_or_all(fake_install):
 
 
 def test_broken_paper_is_reported_by_name(fake_install, capsys):
-    assert main(["reproduce", "ghost"]) == EXIT_CLAIM_FAILED
+    assert main(["reproduce", "ghost"]) == EXIT_CRASHED
     assert "ghost" in capsys.readouterr().err
 
 
@@ -96,12 +96,13 @@ def test_all_prints_summary_and_fails_check_on_broken(fake_install, capsys, monk
         return registry.Registry({k: v for k, v in eps.items() if k in ("fake", "ghost")})
 
     monkeypatch.setattr("icml26.shared.cli.discover", only_fake)
-    assert main(["reproduce", "--all", "--seeds", "2"]) == EXIT_OK
+    # a paper that fails to load is a crash, with or without --check
+    assert main(["reproduce", "--all", "--seeds", "2"]) == EXIT_CRASHED
     out = capsys.readouterr().out
     # the oracle row is ignored: the best baseline is "baseline"
-    assert "(baseline)" in out and "| fake |" in out and "| yes |" in out
+    assert "(baseline)" in out and "| fake |" in out and "| 1/1 |" in out
     assert "ghost" in out and "error" in out
-    assert main(["reproduce", "--all", "--seeds", "1", "--check"]) == EXIT_CLAIM_FAILED
+    assert main(["reproduce", "--all", "--seeds", "1", "--check"]) == EXIT_CRASHED
 
 
 def test_package_subcommand_is_dispatched(fake_install, capsys):

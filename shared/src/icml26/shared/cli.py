@@ -1,17 +1,29 @@
 """The ``icml26`` command.
 
+    icml26 [--version] [-v | -q] COMMAND
     icml26 list [--check]
     icml26 info NAME
     icml26 reproduce NAME | --all [--preset smoke|paper] [--seeds N] [--out DIR] [--check]
+    icml26 status [--out DIR]
     icml26 <package-command> ...      (added by packages, e.g. ``icml26 orloop generate``)
 
-Exit codes: 0 done; 1 a claim failed under ``--check`` (or a paper crashed);
-2 bad usage (unknown paper, unknown preset, seeds < 1).
+Exit codes:
+
+- 0 done (the claim may or may not hold without ``--check``);
+- 1 a claim did not hold, under ``--check``;
+- 2 bad usage: unknown paper or preset, seeds < 1, an output folder that cannot be written;
+- 3 a paper crashed or failed to load (also under ``--all``, with or without ``--check``);
+- 130 interrupted (Ctrl-C).
+
+Progress goes to stderr: a line per seed with an ETA, and the stage lines of the
+reproduction (``-q`` hides them, ``-v`` adds icml26's own INFO logs). Third-party
+loggers stay at WARNING and dependencies' deprecation warnings are filtered.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import logging
 import os
@@ -19,20 +31,50 @@ import sys
 import textwrap
 import traceback
 from collections.abc import Sequence
+from importlib import metadata
+from pathlib import Path
 
+from icml26.shared.hygiene import quiet_dependencies, silence_loggers
+from icml26.shared.progress import PROGRESS_LOGGER, SeedReporter, StageHandler, format_seconds
 from icml26.shared.registry import (
     BrokenPaper,
+    Paper,
     Registry,
     UnknownPaper,
     UnknownPreset,
     commands,
     discover,
 )
-from icml26.shared.reproduction import Summary, reproduce, results_dir, summarize
+from icml26.shared.reproduction import (
+    DEFAULT_RESULTS,
+    Summary,
+    reproduce,
+    results_dir,
+    staging_dir,
+    summarize,
+)
 from icml26.shared.results import config_to_dict
+from icml26.shared.summary import read_summary, rows_from, summary_table, write_summary
 
-EXIT_OK, EXIT_CLAIM_FAILED, EXIT_USAGE = 0, 1, 2
-BUILTINS = ("list", "info", "reproduce")
+EXIT_OK, EXIT_CLAIM_FAILED, EXIT_USAGE, EXIT_CRASHED, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
+BUILTINS = ("list", "info", "reproduce", "status")
+
+log = logging.getLogger("icml26.cli")
+
+
+class UsageError(ValueError):
+    """Bad usage found after parsing (an output folder that cannot be written)."""
+
+
+class PaperCrashed(RuntimeError):
+    """A paper's run raised; the message names it, its error and where the traceback is."""
+
+
+def _version() -> str:
+    try:
+        return metadata.version("icml26-shared")
+    except metadata.PackageNotFoundError:
+        return "unknown"
 
 
 def _positive_int(text: str) -> int:
@@ -53,7 +95,10 @@ def build_parser(extra: Sequence[str] = ()) -> argparse.ArgumentParser:
         "reproduce their claims.",
         epilog=epilog,
     )
-    parser.add_argument("-v", "--verbose", action="store_true", help="log progress to stderr")
+    parser.add_argument("--version", action="version", version=f"icml26 {_version()}")
+    loud = parser.add_mutually_exclusive_group()
+    loud.add_argument("-v", "--verbose", action="store_true", help="also icml26's INFO logs")
+    loud.add_argument("-q", "--quiet", action="store_true", help="no progress lines")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     listing = sub.add_parser("list", help="installed papers (with --check: their claims)")
     listing.add_argument(
@@ -61,53 +106,93 @@ def build_parser(extra: Sequence[str] = ()) -> argparse.ArgumentParser:
         action="store_true",
         help="import every paper: print its claim, report the ones that fail to load",
     )
-    info = sub.add_parser("info", help="one paper: title, claim, presets")
+    info = sub.add_parser("info", help="one paper: title, claim, presets, measured time")
     info.add_argument("name")
-    rep = sub.add_parser("reproduce", help="run a paper's preset over seeds and check its claim")
+    rep = sub.add_parser(
+        "reproduce",
+        help="run a paper's preset over seeds and check its claim",
+        epilog="exit codes: 0 done, 1 claim failed (--check), 2 usage, 3 a paper crashed, "
+        "130 interrupted",
+    )
     which = rep.add_mutually_exclusive_group(required=True)
     which.add_argument("name", nargs="?", help="the paper (see `icml26 list`)")
     which.add_argument("--all", action="store_true", help="every installed paper")
-    rep.add_argument("--preset", default="smoke", help="smoke (CPU, ~1 min) or paper (GPU scale)")
+    rep.add_argument(
+        "--preset",
+        default="smoke",
+        help="smoke (2 CPU cores, a few minutes a seed: `icml26 info NAME` gives the measured "
+        "time) or paper (the paper's scale, for a GPU)",
+    )
     rep.add_argument("--seeds", type=_positive_int, default=None, help="number of seeds (0..N-1)")
     rep.add_argument("--out", default=None, help="results root (default: results/)")
     rep.add_argument("--check", action="store_true", help="exit 1 when the claim does not hold")
+    status = sub.add_parser("status", help="the last `reproduce --all` summary (runs nothing)")
+    status.add_argument("--out", default=None, help="results root (default: results/)")
     return parser
+
+
+def _configure_logging(verbose: bool, quiet: bool) -> None:
+    logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    silence_loggers()
+    logging.getLogger("icml26").setLevel(logging.INFO if verbose else logging.WARNING)
+    progress = logging.getLogger(PROGRESS_LOGGER)
+    progress.handlers = [h for h in progress.handlers if not isinstance(h, StageHandler)]
+    if not quiet:
+        progress.setLevel(logging.INFO)
+        progress.addHandler(StageHandler())
+        progress.propagate = False
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
+    try:
+        return _main(argv)
+    except KeyboardInterrupt:
+        _say("interrupted")
+        return EXIT_INTERRUPTED
+    except BrokenPipeError:  # `icml26 info x | head -1`: the reader left, nothing is wrong
+        with contextlib.suppress(OSError):
+            sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - silence the flush at exit
+        return EXIT_OK
+
+
+def _say(message: str) -> None:
+    with contextlib.suppress(BrokenPipeError, ValueError):
+        print(f"icml26: {message}", file=sys.stderr)
+
+
+def _main(argv: list[str]) -> int:
     plugins = commands()
     if argv and argv[0] in plugins and argv[0] not in BUILTINS:
-        return int(plugins[argv[0]].load()(argv[1:]) or 0)
+        with quiet_dependencies():
+            return int(plugins[argv[0]].load()(argv[1:]) or 0)
 
     parser = build_parser(sorted(plugins))
     try:
         args = parser.parse_args(argv)
-    except SystemExit as stop:  # argparse exits 2 on bad usage, 0 on --help
+    except SystemExit as stop:  # argparse exits 2 on bad usage, 0 on --help / --version
         return int(stop.code or 0)
-    logging.basicConfig(
-        level=logging.INFO if args.verbose else logging.WARNING,
-        format="%(levelname)s %(name)s: %(message)s",
-    )
+    _configure_logging(args.verbose, args.quiet)
+    if args.command == "status":
+        return _status(args.out)
     registry = discover()
     if args.command == "list":
-        try:
-            return _list(registry) if args.check else _list_fast(registry)
-        except BrokenPipeError:  # `icml26 list | head`: the reader left, nothing is wrong
-            sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - silence the flush at exit
-            return EXIT_OK
+        return _list(registry) if args.check else _list_fast(registry)
     try:
         if args.command == "info":
             return _info(registry, args.name)
         if args.all:
             return _reproduce_all(registry, args)
         return _reproduce_one(registry, args)
-    except (UnknownPaper, UnknownPreset) as err:
-        print(f"icml26: {err}", file=sys.stderr)
+    except (UnknownPaper, UnknownPreset, UsageError) as err:
+        _say(str(err))
         return EXIT_USAGE
     except BrokenPaper as err:
-        print(f"icml26: {err}", file=sys.stderr)
-        return EXIT_CLAIM_FAILED
+        _say(str(err))
+        return EXIT_CRASHED
+    except PaperCrashed as err:
+        _say(str(err))
+        return EXIT_CRASHED
 
 
 def _list_fast(registry: Registry) -> int:
@@ -126,16 +211,19 @@ def _list_fast(registry: Registry) -> int:
 def _list(registry: Registry) -> int:
     if not registry.names:
         print("no icml26 papers installed (pip install icml26-<paper>)")
-    for name, paper in registry.papers.items():
+    with quiet_dependencies():
+        papers, broken = registry.papers, registry.broken
+    for name, paper in papers.items():
         print(f"{name:16s} {paper.title}")
         print(textwrap.indent(textwrap.fill(paper.claim, 88), " " * 17))
-    for name, error in registry.broken.items():
+    for name, error in broken.items():
         print(f"{name:16s} BROKEN: {error}")
     return EXIT_OK
 
 
 def _info(registry: Registry, name: str) -> int:
-    paper = registry.get(name)
+    with quiet_dependencies():
+        paper = registry.get(name)
     print(f"{paper.title}")
     if paper.authors:
         print(paper.authors)
@@ -148,14 +236,59 @@ def _info(registry: Registry, name: str) -> int:
     print(f"method row: {paper.method}; headline metric: {paper.headline.metric}")
     print(f"default seeds: {paper.default_seeds}\n\npresets:")
     for preset, config in paper.presets.items():
-        print(f"  {preset}: {json.dumps(config_to_dict(config), ensure_ascii=False)}")
+        took = paper.seconds_per_seed.get(preset)
+        timing = f" (measured: {format_seconds(took)} a seed)" if took else ""
+        print(f"  {preset}{timing}: {json.dumps(config_to_dict(config), ensure_ascii=False)}")
     return EXIT_OK
 
 
+def _check_writable(root: str | None) -> Path:
+    """The results root, created; an unusable one is a usage error, said in one line."""
+    path = Path(root if root is not None else DEFAULT_RESULTS)
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+        probe = path / ".icml26-write-test"
+        probe.write_text("")
+        probe.unlink()
+    except OSError as err:
+        raise UsageError(f"cannot write results under {path}: {err.strerror or err}") from None
+    return path
+
+
+def _run(paper: Paper, args: argparse.Namespace) -> object:
+    """One reproduction with progress lines; a crash becomes :class:`PaperCrashed`."""
+    reporter = (
+        None
+        if args.quiet
+        else SeedReporter(expected_seconds=paper.seconds_per_seed.get(args.preset))
+    )
+    try:
+        with quiet_dependencies():
+            return reproduce(
+                paper, preset=args.preset, seeds=args.seeds, out=args.out, on_progress=reporter
+            )
+    except (KeyboardInterrupt, UnknownPreset):
+        raise
+    except Exception as err:
+        where = staging_dir(paper.name, args.preset, args.out)
+        detail = f"{type(err).__name__}: {err}".strip()
+        try:
+            where.mkdir(parents=True, exist_ok=True)
+            (where / "traceback.txt").write_text(traceback.format_exc())
+            hint = f" (traceback in {where / 'traceback.txt'})"
+        except OSError:
+            hint = ""
+        if args.verbose:
+            traceback.print_exc()
+        raise PaperCrashed(f"{paper.name} crashed: {textwrap.shorten(detail, 300)}{hint}") from err
+
+
 def _reproduce_one(registry: Registry, args: argparse.Namespace) -> int:
-    paper = registry.get(args.name)
+    with quiet_dependencies():
+        paper = registry.get(args.name)
     paper.preset(args.preset)  # unknown preset -> usage error before any work
-    report = reproduce(paper, preset=args.preset, seeds=args.seeds, out=args.out)
+    _check_writable(args.out)
+    report = _run(paper, args)
     print(report.to_markdown())
     print(f"\nwritten to {results_dir(paper.name, args.preset, args.out)}/")
     if args.check and not report.holds:
@@ -164,46 +297,51 @@ def _reproduce_one(registry: Registry, args: argparse.Namespace) -> int:
 
 
 def _reproduce_all(registry: Registry, args: argparse.Namespace) -> int:
-    for paper in registry.papers.values():
+    with quiet_dependencies():
+        papers, broken = registry.papers, registry.broken
+    for paper in papers.values():
         paper.preset(args.preset)
+    _check_writable(args.out)
     rows: list[Summary] = []
-    for name, error in registry.broken.items():
-        rows.append(Summary(name, "", None, None, None, "", False, 0.0, error=error))
-    for name, paper in registry.papers.items():
-        print(f"== {name} ({args.preset})", file=sys.stderr)
+    for name, error in broken.items():
+        rows.append(Summary(name, "", None, None, None, "", None, 0.0, error=error))
+    for name, paper in papers.items():
+        _say(f"== {name} ({args.preset})")
         try:
-            report = reproduce(paper, preset=args.preset, seeds=args.seeds, out=args.out)
-            rows.append(summarize(paper, report))
-        except Exception as err:  # one paper's crash must not stop the others
-            traceback.print_exc()
-            rows.append(Summary(name, paper.claim, None, None, None, "", False, 0.0, str(err)))
-    print(_summary_table(rows))
-    failed = [r.paper for r in rows if not r.holds]
+            report = _run(paper, args)
+        except PaperCrashed as err:  # one paper's crash must not stop the others
+            _say(str(err))
+            rows.append(Summary(name, paper.claim, None, None, None, "", None, 0.0, str(err)))
+            continue
+        rows.append(summarize(paper, report))
+    print(summary_table(rows))
+    paths = write_summary(rows, preset=args.preset, root=args.out)
+    print(f"\nsummary written to {paths[1]}")
+    crashed = [r.paper for r in rows if r.error]
+    failed = [r.paper for r in rows if not r.error and r.holds is False]
+    if crashed:
+        print(f"crashed or failed to load: {', '.join(crashed)}")
     if failed:
-        print(f"\nclaims not holding: {', '.join(failed)}")
+        print(f"claims not holding: {', '.join(failed)}")
+    if crashed:
+        return EXIT_CRASHED
     return EXIT_CLAIM_FAILED if args.check and failed else EXIT_OK
 
 
-def _summary_table(rows: list[Summary]) -> str:
-    def num(x: float | None) -> str:
-        return "—" if x is None else f"{x:.3g}"
-
-    lines = [
-        "| paper | claim | metric | method | best baseline | holds | seconds |",
-        "|---|---|---|---|---|---|---|",
-    ]
-    for r in sorted(rows, key=lambda r: r.paper):
-        claim = textwrap.shorten(r.claim, 70) if r.claim else ""
-        if r.error:
-            lines.append(
-                f"| {r.paper} | {claim} | | | | error: {textwrap.shorten(r.error, 60)} | |"
-            )
-            continue
-        base = f"{num(r.best_baseline)} ({r.baseline_name})" if r.baseline_name else "—"
-        holds = {True: "yes", False: "NO", None: "—"}[r.holds]
-        cells = [r.paper, claim, r.metric, num(r.method), base, holds, f"{r.seconds:.0f}"]
-        lines.append("| " + " | ".join(cells) + " |")
-    return "\n".join(lines)
+def _status(root: str | None) -> int:
+    try:
+        data = read_summary(root)
+    except ValueError as err:
+        _say(str(err))
+        return EXIT_USAGE
+    if data is None:
+        where = Path(root if root is not None else DEFAULT_RESULTS)
+        _say(f"no summary under {where}/ yet: `icml26 reproduce --all` writes one")
+        return EXIT_OK
+    rows = rows_from(data)
+    print(f"preset `{data['preset']}`, finished {data['finished_at']}\n")
+    print(summary_table(rows))
+    return EXIT_OK
 
 
 if __name__ == "__main__":

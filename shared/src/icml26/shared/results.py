@@ -20,6 +20,7 @@ import subprocess
 import sys
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, fields, is_dataclass
+from datetime import UTC, datetime
 from importlib import metadata
 from pathlib import Path
 from typing import Any
@@ -104,6 +105,8 @@ class Environment:
     config: dict[str, Any]
     git_revision: str | None = None
     cpu_count: int | None = None
+    git_dirty: bool | None = None
+    finished_at: str | None = None
 
     @classmethod
     def capture(cls, *, distribution: str | None, seeds: Sequence[int], config: Any) -> Environment:
@@ -116,6 +119,8 @@ class Environment:
             config=config_to_dict(config),
             git_revision=git_revision(),
             cpu_count=os.cpu_count(),
+            git_dirty=git_dirty(),
+            finished_at=datetime.now(UTC).isoformat(timespec="seconds"),
         )
 
 
@@ -325,7 +330,9 @@ class Report:
                 "",
                 f"- python {env.python} on {env.platform}, {env.cpu_count} CPUs",
                 f"- device: {env.device}",
-                f"- git revision: {env.git_revision or 'unknown'}",
+                f"- git revision: {env.git_revision or 'unknown'}"
+                + (" (with uncommitted changes)" if env.git_dirty else ""),
+                f"- finished at: {env.finished_at or 'unknown'}",
                 "- packages: " + ", ".join(f"{k} {v}" for k, v in sorted(env.packages.items())),
                 "- config: `" + json.dumps(_json_safe(env.config), ensure_ascii=False) + "`",
                 "",
@@ -399,16 +406,31 @@ def describe_device() -> str:
     return "; ".join(parts) or "cpu"
 
 
+def _git(*args: str) -> str | None:
+    """``git args`` run where icml26-shared's source lives (a checkout, when installed
+    editable from one), else in the working directory; None when neither is a checkout."""
+    for where in (Path(__file__).resolve().parent, Path.cwd()):
+        try:
+            out = subprocess.run(
+                ["git", *args], capture_output=True, text=True, timeout=5, check=False, cwd=where
+            )
+        except (OSError, subprocess.SubprocessError):
+            continue
+        if out.returncode == 0:
+            return out.stdout
+    return None
+
+
 def git_revision() -> str | None:
-    """The commit of the working directory, when it is a git checkout."""
-    try:
-        out = subprocess.run(
-            ["git", "rev-parse", "HEAD"], capture_output=True, text=True, timeout=5, check=False
-        )
-    except (OSError, subprocess.SubprocessError):
-        return None
-    rev = out.stdout.strip()
-    return rev if out.returncode == 0 and rev else None
+    """The commit of the checkout icml26 runs from, when it runs from one."""
+    rev = (_git("rev-parse", "HEAD") or "").strip()
+    return rev or None
+
+
+def git_dirty() -> bool | None:
+    """Whether that checkout has uncommitted changes to tracked files (None: no checkout)."""
+    status = _git("status", "--porcelain", "--untracked-files=no")
+    return None if status is None else bool(status.strip())
 
 
 def _json_safe(obj: Any) -> Any:
