@@ -4,16 +4,22 @@ For every paper found under ``packages/``:
 
 - ``test-<dist>``       its fast tests, in a venv synced from uv.lock with exactly that member;
 - ``gpu-<dist>``        its ``gpu``-marked tests (tag ``gpu``: ``nox -t gpu`` runs them all);
+                        it fails where CUDA is absent or no test ran, unless
+                        ``ICML26_GPU_OPTIONAL=1`` says that skipping is acceptable;
+- ``slow-<dist>``       its ``slow``-marked tests (tag ``slow``);
 - ``bench-<dist>``      the scripts in ``benchmarks/<dist>/``;
 - ``reproduce-<dist>``  ``icml26 reproduce <dist> --check``
   (``-- --preset paper`` for the full run).
 
-Plus ``test-shared`` and ``lint``. A bare ``nox`` runs every test session and lint.
+Plus ``test-shared``, ``hygiene`` (stderr of every paper's import and CLI is ours
+alone), ``distributed`` (multi-process and sharded tests, ``-m distributed``) and
+``lint``. A bare ``nox`` runs every fast test session, hygiene and lint.
 Arguments after ``--`` go to pytest, the benchmark scripts or ``icml26 reproduce``.
 """
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import nox
@@ -24,9 +30,20 @@ PACKAGES = sorted(p.name for p in (ROOT / "packages").glob("*") if (p / "pyproje
 nox.needs_version = ">=2024.10.9"
 nox.options.default_venv_backend = "uv"
 nox.options.reuse_venv = "yes"
-nox.options.sessions = ["test-shared", *(f"test-{dist}" for dist in PACKAGES), "lint"]
+nox.options.sessions = [
+    "test-shared",
+    *(f"test-{dist}" for dist in PACKAGES),
+    "hygiene",
+    "lint",
+]
 
 QUIET_ENV = {"ICML26_QUIET": "1", "MPLBACKEND": "Agg", "PYTHONHASHSEED": "0"}
+
+CUDA_REQUIRED = (
+    "import sys, torch; "
+    "sys.exit(0 if torch.cuda.is_available() else "
+    "'no CUDA device: the gpu tests would all skip (ICML26_GPU_OPTIONAL=1 allows it)')"
+)
 
 
 def sync(session: nox.Session, package: str, *, groups=("test",), all_extras=False) -> None:
@@ -38,6 +55,14 @@ def sync(session: nox.Session, package: str, *, groups=("test",), all_extras=Fal
     session.run_install(
         *args, env={"UV_PROJECT_ENVIRONMENT": session.virtualenv.location}, external=True
     )
+
+
+def sync_workspace(session: nox.Session) -> None:
+    """Install every paper (with the extras the root pins) and the dev group from uv.lock."""
+    session.run_install(
+        "uv", "sync", "--locked", "--group", "dev",
+        env={"UV_PROJECT_ENVIRONMENT": session.virtualenv.location}, external=True,
+    )  # fmt: skip
 
 
 @nox.session(name="test-shared")
@@ -59,8 +84,21 @@ def _paper_sessions(dist: str) -> None:
     @nox.session(name=f"gpu-{dist}", tags=["gpu"])
     def gpu(session: nox.Session) -> None:
         sync(session, package, all_extras=True)
-        # exit 5 = no gpu-marked tests in this package: nothing to run is not a failure
-        session.run("pytest", tests, "-m", "gpu", *session.posargs, success_codes=[0, 5])
+        optional = os.environ.get("ICML26_GPU_OPTIONAL", "") not in ("", "0")
+        if not optional:
+            # a GPU job that skipped everything has tested nothing: refuse to pass
+            session.run("python", "-c", CUDA_REQUIRED)
+        session.run(
+            "pytest", tests, "-m", "gpu", *session.posargs, env=QUIET_ENV,
+            success_codes=[0, 5] if optional else [0],
+        )  # fmt: skip
+
+    @nox.session(name=f"slow-{dist}", tags=["slow"])
+    def slow(session: nox.Session) -> None:
+        sync(session, package)
+        # exit 5 = this package has no slow tests
+        session.run("pytest", tests, "-m", "slow", *session.posargs, env=QUIET_ENV,
+                    success_codes=[0, 5])  # fmt: skip
 
     @nox.session(name=f"bench-{dist}", tags=["bench"])
     def bench(session: nox.Session) -> None:
@@ -79,6 +117,22 @@ def _paper_sessions(dist: str) -> None:
 
 for _dist in PACKAGES:
     _paper_sessions(_dist)
+
+
+@nox.session
+def hygiene(session: nox.Session) -> None:
+    """Every installed paper imports and answers `icml26 info` with nothing on stderr."""
+    sync_workspace(session)
+    session.run("pytest", "shared/tests/test_hygiene.py", *session.posargs, env=QUIET_ENV)
+
+
+@nox.session
+def distributed(session: nox.Session) -> None:
+    """Two-process training (torchrun, gloo on CPU) and sharded JAX trials of every package."""
+    sync_workspace(session)
+    dirs = ["shared/tests", *(f"packages/{d}/tests" for d in PACKAGES)]
+    session.run("pytest", *dirs, "-m", "distributed", *session.posargs, env=QUIET_ENV,
+                success_codes=[0, 5])  # fmt: skip
 
 
 @nox.session

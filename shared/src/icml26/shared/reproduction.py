@@ -157,6 +157,8 @@ class Summary:
     checks_held: int = 0
     checks_total: int = 0
     higher_is_better: bool = True
+    title: str = ""
+    arxiv: str | None = None
 
 
 def summarize(paper: Paper, report: Report) -> Summary:
@@ -195,4 +197,6 @@ def summarize(paper: Paper, report: Report) -> Summary:
         checks_held=sum(c.holds for c in report.checks),
         checks_total=len(report.checks),
         higher_is_better=head.higher_is_better,
+        title=paper.title,
+        arxiv=paper.arxiv,
     )
