@@ -34,6 +34,7 @@ from collections.abc import Sequence
 from importlib import metadata
 from pathlib import Path
 
+from icml26.shared.distributed import is_main_process
 from icml26.shared.hygiene import quiet_dependencies, silence_loggers
 from icml26.shared.progress import PROGRESS_LOGGER, SeedReporter, StageHandler, format_seconds
 from icml26.shared.registry import (
@@ -137,7 +138,7 @@ def _configure_logging(verbose: bool, quiet: bool) -> None:
     logging.getLogger("icml26").setLevel(logging.INFO if verbose else logging.WARNING)
     progress = logging.getLogger(PROGRESS_LOGGER)
     progress.handlers = [h for h in progress.handlers if not isinstance(h, StageHandler)]
-    if not quiet:
+    if not quiet and is_main_process():
         progress.setLevel(logging.INFO)
         progress.addHandler(StageHandler())
         progress.propagate = False
@@ -289,6 +290,8 @@ def _reproduce_one(registry: Registry, args: argparse.Namespace) -> int:
     paper.preset(args.preset)  # unknown preset -> usage error before any work
     _check_writable(args.out)
     report = _run(paper, args)
+    if not is_main_process():
+        return EXIT_OK  # rank 0 prints and judges for everyone
     print(report.to_markdown())
     print(f"\nwritten to {results_dir(paper.name, args.preset, args.out)}/")
     if args.check and not report.holds:
@@ -306,7 +309,8 @@ def _reproduce_all(registry: Registry, args: argparse.Namespace) -> int:
     for name, error in broken.items():
         rows.append(Summary(name, "", None, None, None, "", None, 0.0, error=error))
     for name, paper in papers.items():
-        _say(f"== {name} ({args.preset})")
+        if is_main_process():
+            _say(f"== {name} ({args.preset})")
         try:
             report = _run(paper, args)
         except PaperCrashed as err:  # one paper's crash must not stop the others
@@ -314,6 +318,8 @@ def _reproduce_all(registry: Registry, args: argparse.Namespace) -> int:
             rows.append(Summary(name, paper.claim, None, None, None, "", None, 0.0, str(err)))
             continue
         rows.append(summarize(paper, report))
+    if not is_main_process():
+        return EXIT_CRASHED if any(r.error for r in rows) else EXIT_OK
     print(summary_table(rows))
     paths = write_summary(rows, preset=args.preset, root=args.out)
     print(f"\nsummary written to {paths[1]}")

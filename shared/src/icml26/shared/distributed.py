@@ -11,9 +11,12 @@ there is one, so they work with plain torch DDP, accelerate, or no launcher at a
 from __future__ import annotations
 
 import contextlib
+import datetime
 import os
 import sys
 from collections.abc import Iterator
+
+DEFAULT_TIMEOUT_S = 300.0
 
 
 def _torch_dist():
@@ -66,3 +69,30 @@ def main_process_first() -> Iterator[bool]:
     finally:
         if main:
             barrier()
+
+
+def launched() -> bool:
+    """True when a launcher started several processes (``WORLD_SIZE`` > 1)."""
+    return int(os.environ.get("WORLD_SIZE", "1") or 1) > 1
+
+
+def init_process_group(backend: str | None = None, *, timeout_s: float = DEFAULT_TIMEOUT_S) -> bool:
+    """Join the launcher's process group once (gloo on CPU, nccl with CUDA).
+
+    Returns True when a group is (now) initialised. The timeout bounds every
+    collective, so a rank that died makes the others fail with an error instead of
+    hanging forever. Without a launcher this does nothing and returns False.
+    """
+    if not launched():
+        return False
+    import torch
+    import torch.distributed as dist
+
+    if dist.is_initialized():
+        return True
+    if backend is None:
+        backend = "nccl" if torch.cuda.is_available() else "gloo"
+    if backend == "nccl" and "LOCAL_RANK" in os.environ:
+        torch.cuda.set_device(int(os.environ["LOCAL_RANK"]))
+    dist.init_process_group(backend=backend, timeout=datetime.timedelta(seconds=timeout_s))
+    return True
