@@ -156,3 +156,13 @@ def test_report_md_has_captions_under_figures(fake_install):
     )
     assert data["captions"] == {"scores.png": "Score per method, mean ± sd."}
     assert data["environment"]["finished_at"]
+
+
+def test_status_rebuild_summarises_reports_run_one_by_one(fake_install, only, capsys):
+    only("fake", "fake2")
+    root = fake_install.parent / "results"
+    assert main(["reproduce", "fake", "--seeds", "2"]) == EXIT_OK
+    assert main(["status", "--rebuild"]) == EXIT_OK
+    data = json.loads((root / "summary.json").read_text())
+    assert [p["paper"] for p in data["papers"]] == ["fake"]  # fake2 has no report yet
+    assert data["papers"][0]["checks_held"] == 1

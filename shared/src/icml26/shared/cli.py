@@ -54,7 +54,7 @@ from icml26.shared.reproduction import (
     staging_dir,
     summarize,
 )
-from icml26.shared.results import config_to_dict
+from icml26.shared.results import Report, config_to_dict
 from icml26.shared.summary import read_summary, rows_from, summary_table, write_summary
 
 EXIT_OK, EXIT_CLAIM_FAILED, EXIT_USAGE, EXIT_CRASHED, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
@@ -129,6 +129,13 @@ def build_parser(extra: Sequence[str] = ()) -> argparse.ArgumentParser:
     rep.add_argument("--check", action="store_true", help="exit 1 when the claim does not hold")
     status = sub.add_parser("status", help="the last `reproduce --all` summary (runs nothing)")
     status.add_argument("--out", default=None, help="results root (default: results/)")
+    status.add_argument("--preset", default="smoke", help="preset for --rebuild (default smoke)")
+    status.add_argument(
+        "--rebuild",
+        action="store_true",
+        help="write the summary from the report.json files under the results root "
+        "(papers run one by one), without running anything",
+    )
     return parser
 
 
@@ -174,9 +181,11 @@ def _main(argv: list[str]) -> int:
     except SystemExit as stop:  # argparse exits 2 on bad usage, 0 on --help / --version
         return int(stop.code or 0)
     _configure_logging(args.verbose, args.quiet)
-    if args.command == "status":
-        return _status(args.out)
     registry = discover()
+    if args.command == "status":
+        if args.rebuild:
+            return _rebuild_status(registry, args.out, args.preset)
+        return _status(args.out)
     if args.command == "list":
         return _list(registry) if args.check else _list_fast(registry)
     try:
@@ -332,6 +341,28 @@ def _reproduce_all(registry: Registry, args: argparse.Namespace) -> int:
     if crashed:
         return EXIT_CRASHED
     return EXIT_CLAIM_FAILED if args.check and failed else EXIT_OK
+
+
+def _rebuild_status(registry: Registry, root: str | None, preset: str) -> int:
+    """Summarise the latest complete report of each installed paper at ``preset``."""
+    rows: list[Summary] = []
+    with quiet_dependencies():
+        for name in registry.names:
+            path = results_dir(name, preset, root) / "report.json"
+            if not path.is_file():
+                continue
+            try:
+                paper = registry.get(name)
+                rows.append(summarize(paper, Report.read(path)))
+            except (BrokenPaper, ValueError, KeyError) as err:
+                rows.append(Summary(name, "", None, None, None, "", None, 0.0, error=str(err)))
+    if not rows:
+        _say(f"no {preset} report under {Path(root or DEFAULT_RESULTS)}/: nothing to summarise")
+        return EXIT_OK
+    paths = write_summary(rows, preset=preset, root=root)
+    print(summary_table(rows))
+    print(f"\nsummary written to {paths[1]}")
+    return EXIT_OK
 
 
 def _status(root: str | None) -> int:
