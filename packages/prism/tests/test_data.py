@@ -82,3 +82,30 @@ def test_readers_round_trip(world, tmp_path):
     dms.write_text("sequence,fitness\nEVQ,1.5\nEVA,nan\nEVW,-0.5\n")
     seqs, fit = read_dms_csv(dms)
     assert seqs == ["EVQ", "EVW"] and fit.tolist() == [1.5, -0.5]
+
+
+def test_reversion_scan_reverts_somatic_mutations_to_germline(world):
+    sim, _ = world
+    rng = np.random.default_rng(4)
+    (scan,) = sim.mutational_scans(rng, 1, noise_sd=0.0)
+    somatic = set(np.flatnonzero(scan.ngl).tolist())
+    k = len(somatic)
+    assert k >= 3
+    small = sim.reversion_scan(scan, rng, max_variants=2**k, noise_sd=0.0)
+    assert len(small.variants) == 2**k - 1  # every non-empty subset
+    assert len({tuple(p for p, _ in v) for v in small.variants}) == 2**k - 1
+    for muts in small.variants:
+        assert {p for p, _ in muts} <= somatic
+        assert all(scan.germline[p] == a != scan.wild_type[p] for p, a in muts)
+    full = next(i for i, v in enumerate(small.variants) if len(v) == k)
+    assert small.sequences()[full] == scan.germline  # the full reversion is the germline
+    idx = {a: i for i, a in enumerate("ACDEFGHIKLMNPQRSTVWY")}
+    res = np.array([[idx[c] for c in s] for s in small.sequences()])
+    np.testing.assert_allclose(small.true_fitness, sim.fitness(res, scan.site_keys))
+    np.testing.assert_allclose(small.fitness, small.true_fitness)
+    capped = sim.reversion_scan(scan, rng, max_variants=k + 3)
+    assert len(capped.variants) == k + 3
+    assert sum(len(v) == 1 for v in capped.variants) == k
+    assert any(len(v) == k for v in capped.variants)
+    with pytest.raises(ValueError, match="max_variants"):
+        sim.reversion_scan(scan, rng, max_variants=0)
