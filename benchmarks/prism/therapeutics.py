@@ -1,3 +1,4 @@
+# ruff: noqa: E501
 """Variable domains of approved therapeutic antibodies (public INN sequences), for
 comparing germline assignments. Heavy (VH) and light (VL) chains; ``chain`` is the
 light chain's locus (``K`` kappa, ``L`` lambda)."""
