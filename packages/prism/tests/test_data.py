@@ -109,3 +109,29 @@ def test_reversion_scan_reverts_somatic_mutations_to_germline(world):
     assert any(len(v) == k for v in capped.variants)
     with pytest.raises(ValueError, match="max_variants"):
         sim.reversion_scan(scan, rng, max_variants=0)
+
+
+def test_airr_nucleotide_alignments_are_translated(tmp_path):
+    from icml26.prism.germline import translate_alignment
+
+    # E V K L | germline E V Q L; a deleted codon in the sequence; an N-addition codon
+    seq_nt = "GAAGTGAAACTG---GGC"
+    germ_nt = "GAGGTGCAGCTGAGC..."
+    s_aa, g_aa = translate_alignment(seq_nt, germ_nt)
+    assert s_aa == "EVKL-G" and g_aa == "EVQLS-"
+    assert translate_alignment("GGCGGC", "GNCG-C") == ("GG", "XX")
+    path = tmp_path / "igblast.tsv"
+    path.write_text(
+        "sequence_id\tsequence_alignment\tgermline_alignment\tv_call\tv_germline_start\n"
+        f"s1\tT{seq_nt}\tT{germ_nt}\tIGHV3-23*01\t2\n"
+    )
+    (rec,) = read_airr(path)
+    assert rec["sequence"] == "EVKLG" and rec["ngl"].tolist() == [0, 0, 1, 0, 0]
+    assert rec["translated"]
+    with pytest.raises(ValueError, match="codon 1"):
+        translate_alignment("GAAG-G", "GAAGTG")
+    with pytest.raises(ValueError, match="stop codon"):
+        translate_alignment("TAA", "GAA")
+    path.write_text("sequence_id\tsequence\ns1\tGAA\n")
+    with pytest.raises(ValueError, match="sequence_alignment"):
+        read_airr(path)

@@ -25,7 +25,8 @@ and the paper's strongest kind of landscape, a germline-reversion scan
 (:meth:`Simulation.reversion_scan`, after CR9114: the wild type's somatic mutations
 reverted to germline singly and in combination).
 
-**Readers.** AIRR TSV (``sequence_alignment_aa`` + ``germline_alignment_aa``), OAS
+**Readers.** AIRR TSV (``sequence_alignment_aa`` + ``germline_alignment_aa``, or the
+nucleotide ``sequence_alignment`` + ``germline_alignment``, translated), OAS
 unit CSV (a JSON metadata line, then AIRR columns; unpaired or paired
 ``*_heavy``/``*_light``), FASTA, and DMS CSV.
 """
@@ -47,6 +48,7 @@ from icml26.prism.germline import (
     imgt_region,
     ngl_labels,
     regions_from_airr,
+    translate_alignment,
 )
 from icml26.prism.vocab import AA_ORDER, residue_ids
 
@@ -590,11 +592,31 @@ def _rows(path: Path, delimiter: str) -> Iterator[dict]:
         yield from csv.DictReader(fh, delimiter=delimiter)
 
 
+def _frame(row: dict, suffix: str) -> int:
+    """Reading frame of a nucleotide alignment: ``(v_germline_start − 1) mod 3`` (0 when
+    absent)."""
+    try:
+        return (int(row.get(f"v_germline_start{suffix}") or 1) - 1) % 3
+    except ValueError:
+        return 0
+
+
 def _airr_record(row: dict, suffix: str = "") -> dict:
     s_key, g_key = f"sequence_alignment_aa{suffix}", f"germline_alignment_aa{suffix}"
-    if s_key not in row or g_key not in row:
-        raise ValueError(f"missing AIRR columns {s_key!r} / {g_key!r}; have {sorted(row)[:12]}...")
-    seq, ngl = ngl_labels(row[s_key], row[g_key])
+    nt_s, nt_g = f"sequence_alignment{suffix}", f"germline_alignment{suffix}"
+    translated = False
+    if row.get(s_key) and row.get(g_key):
+        s_aa, g_aa = row[s_key], row[g_key]
+    elif row.get(nt_s) and row.get(nt_g):
+        # IgBLAST-style files with nucleotide alignments only: translate them
+        s_aa, g_aa = translate_alignment(row[nt_s], row[nt_g], frame=_frame(row, suffix))
+        translated = True
+    else:
+        raise ValueError(
+            f"missing AIRR columns {s_key!r} / {g_key!r} (or the nucleotide {nt_s!r} / "
+            f"{nt_g!r}); have {sorted(row)[:12]}..."
+        )
+    seq, ngl = ngl_labels(s_aa, g_aa)
     rec = {
         "sequence": seq,
         "ngl": ngl,
@@ -606,6 +628,14 @@ def _airr_record(row: dict, suffix: str = "") -> dict:
         for k, v in row.items()
         if k.endswith(suffix) and k.startswith(("fwr", "cdr"))
     }
+    for name in ("fwr1", "cdr1", "fwr2", "cdr2", "fwr3", "cdr3", "fwr4"):
+        nt = region_fields.get(name) or ""
+        if not region_fields.get(f"{name}_aa") and nt and len(nt) % 3 == 0:
+            try:  # nucleotide region fields only: translate them too
+                region_fields[f"{name}_aa"] = translate_alignment(nt, nt)[0].replace("-", "")
+            except ValueError:
+                region_fields[f"{name}_aa"] = ""
+    rec["translated"] = translated
     try:
         rseq, regions = regions_from_airr(region_fields)
         rec["regions"] = regions if rseq == seq else None

@@ -89,6 +89,54 @@ def ngl_labels(
     return "".join(residues), np.asarray(labels, dtype=bool)
 
 
+_NT_GAPS = frozenset("-.")
+
+
+def translate_alignment(
+    sequence_alignment: str, germline_alignment: str, *, frame: int = 0
+) -> tuple[str, str]:
+    """Amino-acid alignments from AIRR nucleotide alignments (``sequence_alignment`` /
+    ``germline_alignment``, as IgBLAST writes them), codon by codon.
+
+    The two strings are read column by column in codons starting at ``frame`` (0–2;
+    AIRR's ``v_germline_start − 1`` modulo 3 when the alignment does not start on a
+    codon). A codon of three gap columns (``-`` or ``.``) becomes a gap; a germline codon
+    with a gap or an ambiguous base becomes ``X`` (an untemplated residue, see
+    :func:`ngl_labels`). A sequence codon that is not three bases (a frameshift) or
+    holds an ambiguous base or a stop is an error. A trailing partial codon is dropped.
+    """
+    if not isinstance(sequence_alignment, str) or not isinstance(germline_alignment, str):
+        raise TypeError("both alignments must be str")
+    if len(sequence_alignment) != len(germline_alignment):
+        raise ValueError(
+            "sequence_alignment and germline_alignment differ in length: "
+            f"{len(sequence_alignment)} vs {len(germline_alignment)}"
+        )
+    if frame not in (0, 1, 2):
+        raise ValueError(f"frame must be 0, 1 or 2, got {frame!r}")
+    from Bio.Data.CodonTable import standard_dna_table
+
+    table = standard_dna_table.forward_table
+    stops = set(standard_dna_table.stop_codons)
+
+    def codon_aa(codon: str, *, germline: bool, k: int) -> str:
+        c = codon.upper().replace("U", "T")
+        if all(x in _NT_GAPS for x in c):
+            return "-"
+        if c in table:
+            return table[c]
+        if germline:
+            return "X"
+        why = "a stop codon" if c in stops else "not a whole, unambiguous codon"
+        raise ValueError(f"sequence_alignment codon {k} ({codon!r}) is {why}; cannot translate")
+
+    seq_aa, germ_aa = [], []
+    for k, i in enumerate(range(frame, len(sequence_alignment) - 2, 3)):
+        seq_aa.append(codon_aa(sequence_alignment[i : i + 3], germline=False, k=k))
+        germ_aa.append(codon_aa(germline_alignment[i : i + 3], germline=True, k=k))
+    return "".join(seq_aa), "".join(germ_aa)
+
+
 def cased(sequence: str, labels: Iterable[bool]) -> str:
     """The sequence with NGL residues in lowercase (the paper's label format)."""
     labels = np.asarray(list(labels), dtype=bool)
