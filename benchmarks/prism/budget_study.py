@@ -19,8 +19,23 @@ import json
 import time
 from pathlib import Path
 
-from icml26.prism.reproduce import PRESETS, PRISM, PRISMLESS, PROFILE_MM, PROFILE_NGL, judge, run
-from icml26.shared import Report
+from icml26.prism.reproduce import (
+    PPL_GROUPS,
+    PPL_MODES,
+    PRESETS,
+    PRISM,
+    PRISMLESS,
+    PROFILE_MM,
+    PROFILE_NGL,
+    REVERSION,
+    SCAN_KINDS,
+    SINGLE,
+    judge,
+    ppl_group,
+    run,
+    zero_shot_group,
+)
+from icml26.shared import Report, quiet_dependencies
 
 
 def budget_config(mult: int, d_model: int | None = None):
@@ -46,7 +61,8 @@ def main(argv: list[str] | None = None) -> int:
         label, mult, *rest = spec.split(":")
         cfg = budget_config(int(mult), int(rest[0]) if rest else None)
         t0 = time.perf_counter()
-        report = run(cfg, args.seed, args.out)
+        with quiet_dependencies():
+            report = run(cfg, args.seed, args.out)
         wall = time.perf_counter() - t0
         merged = Report.merge([report])
         checks = judge(merged, cfg)
@@ -63,14 +79,21 @@ def main(argv: list[str] | None = None) -> int:
             "d_ff": cfg.model.d_ff,
             "wall_s": wall,
             "ppl": {
-                m: {g: val(m, "ppl", g) for g in ("CDR·NGL", "CDR·GL", "FR·NGL", "FR·GL")}
+                m: {
+                    f"{g} ({mode})": val(m, "ppl", ppl_group(g, mode))
+                    for g in PPL_GROUPS
+                    for mode in PPL_MODES
+                }
                 for m in (PRISM, PRISMLESS)
             },
             "probe_f1": {m: val(m, "f1", "GL/NGL probe") for m in (PRISM, PRISMLESS)},
             "probe_pr_auc": {m: val(m, "pr_auc", "GL/NGL probe") for m in (PRISM, PRISMLESS)},
             "spearman": {
-                m: val(m, "spearman", "zero-shot mean")
-                for m in (PRISM, PRISMLESS, PROFILE_NGL, PROFILE_MM)
+                kind: {
+                    m: val(m, "spearman", zero_shot_group(kind))
+                    for m in (PRISM, PRISMLESS, PROFILE_NGL, PROFILE_MM)
+                }
+                for kind in SCAN_KINDS
             },
             "checks": [
                 {"name": c.name, "holds": bool(c.holds), "detail": c.detail} for c in checks
@@ -78,14 +101,16 @@ def main(argv: list[str] | None = None) -> int:
         }
         (args.out / f"{label}.json").write_text(json.dumps(row, indent=2, ensure_ascii=False))
         p, q = row["ppl"][PRISM], row["ppl"][PRISMLESS]
+        rv, sm = row["spearman"][REVERSION], row["spearman"][SINGLE]
+        cdr, fr = "CDR·NGL (marginalised)", "FR·GL (marginalised)"
         print(
             f"{label}: steps {cfg.pretrain.steps}+{cfg.finetune.steps} d={cfg.model.d_model} "
-            f"{wall:.0f}s | CDR·NGL {p['CDR·NGL']:.2f} vs {q['CDR·NGL']:.2f} | "
-            f"FR·GL {p['FR·GL']:.2f} vs {q['FR·GL']:.2f} | "
+            f"{wall:.0f}s | {cdr} {p[cdr]:.2f} vs {q[cdr]:.2f} | "
+            f"CDR·NGL (exact) {p['CDR·NGL (exact)']:.2f} | {fr} {p[fr]:.2f} vs {q[fr]:.2f} | "
             f"F1 {row['probe_f1'][PRISM]:.3f} vs {row['probe_f1'][PRISMLESS]:.3f} | "
-            f"rho {row['spearman'][PRISM]:+.3f} vs {row['spearman'][PRISMLESS]:+.3f} "
-            f"(site profile {row['spearman'][PROFILE_NGL]:+.3f} vs "
-            f"{row['spearman'][PROFILE_MM]:+.3f}) | "
+            f"rho reversion {rv[PRISM]:+.3f} vs {rv[PRISMLESS]:+.3f}, single "
+            f"{sm[PRISM]:+.3f} vs {sm[PRISMLESS]:+.3f} "
+            f"(site profile single {sm[PROFILE_NGL]:+.3f} vs {sm[PROFILE_MM]:+.3f}) | "
             + " ".join(f"{c['name'][:3]}{'✓' if c['holds'] else '✗'}" for c in row["checks"]),
             flush=True,
         )

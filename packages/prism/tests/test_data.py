@@ -82,3 +82,56 @@ def test_readers_round_trip(world, tmp_path):
     dms.write_text("sequence,fitness\nEVQ,1.5\nEVA,nan\nEVW,-0.5\n")
     seqs, fit = read_dms_csv(dms)
     assert seqs == ["EVQ", "EVW"] and fit.tolist() == [1.5, -0.5]
+
+
+def test_reversion_scan_reverts_somatic_mutations_to_germline(world):
+    sim, _ = world
+    rng = np.random.default_rng(4)
+    (scan,) = sim.mutational_scans(rng, 1, noise_sd=0.0)
+    somatic = set(np.flatnonzero(scan.ngl).tolist())
+    k = len(somatic)
+    assert k >= 3
+    small = sim.reversion_scan(scan, rng, max_variants=2**k, noise_sd=0.0)
+    assert len(small.variants) == 2**k - 1  # every non-empty subset
+    assert len({tuple(p for p, _ in v) for v in small.variants}) == 2**k - 1
+    for muts in small.variants:
+        assert {p for p, _ in muts} <= somatic
+        assert all(scan.germline[p] == a != scan.wild_type[p] for p, a in muts)
+    full = next(i for i, v in enumerate(small.variants) if len(v) == k)
+    assert small.sequences()[full] == scan.germline  # the full reversion is the germline
+    idx = {a: i for i, a in enumerate("ACDEFGHIKLMNPQRSTVWY")}
+    res = np.array([[idx[c] for c in s] for s in small.sequences()])
+    np.testing.assert_allclose(small.true_fitness, sim.fitness(res, scan.site_keys))
+    np.testing.assert_allclose(small.fitness, small.true_fitness)
+    capped = sim.reversion_scan(scan, rng, max_variants=k + 3)
+    assert len(capped.variants) == k + 3
+    assert sum(len(v) == 1 for v in capped.variants) == k
+    assert any(len(v) == k for v in capped.variants)
+    with pytest.raises(ValueError, match="max_variants"):
+        sim.reversion_scan(scan, rng, max_variants=0)
+
+
+def test_airr_nucleotide_alignments_are_translated(tmp_path):
+    from icml26.prism.germline import translate_alignment
+
+    # E V K L | germline E V Q L; a deleted codon in the sequence; an N-addition codon
+    seq_nt = "GAAGTGAAACTG---GGC"
+    germ_nt = "GAGGTGCAGCTGAGC..."
+    s_aa, g_aa = translate_alignment(seq_nt, germ_nt)
+    assert s_aa == "EVKL-G" and g_aa == "EVQLS-"
+    assert translate_alignment("GGCGGC", "GNCG-C") == ("GG", "XX")
+    path = tmp_path / "igblast.tsv"
+    path.write_text(
+        "sequence_id\tsequence_alignment\tgermline_alignment\tv_call\tv_germline_start\n"
+        f"s1\tT{seq_nt}\tT{germ_nt}\tIGHV3-23*01\t2\n"
+    )
+    (rec,) = read_airr(path)
+    assert rec["sequence"] == "EVKLG" and rec["ngl"].tolist() == [0, 0, 1, 0, 0]
+    assert rec["translated"]
+    with pytest.raises(ValueError, match="codon 1"):
+        translate_alignment("GAAG-G", "GAAGTG")
+    with pytest.raises(ValueError, match="stop codon"):
+        translate_alignment("TAA", "GAA")
+    path.write_text("sequence_id\tsequence\ns1\tGAA\n")
+    with pytest.raises(ValueError, match="sequence_alignment"):
+        read_airr(path)

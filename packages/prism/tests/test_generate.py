@@ -77,3 +77,11 @@ def test_position_selection_and_errors(make_model):
         generate(model, VH, rng=0)  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="every position"):
         select_positions(np.zeros(3), 1, 2, rng, exclude=np.arange(3))
+
+
+def test_region_specific_generation_refuses_an_uncalled_sequence(make_model):
+    model = make_model("prism")
+    with pytest.raises(ValueError, match="no call"):
+        generate(
+            model, "WWWWWWWWWW", n_samples=2, mode="region_specific", rng=np.random.default_rng(0)
+        )

@@ -69,3 +69,38 @@ def test_regions_from_airr_fields():
     )
     assert seq == "EVGFWRARWG"
     assert reg.tolist() == [0, 0, 1, 1, 2, 4, 5, 5, 6, 6]
+
+
+TRASTUZUMAB_VH = (
+    "EVQLVESGGGLVQPGGSLRLSCAASGFNIKDTYIHWVRQAPGKGLEWVARIYPTNGYTRYADSVKGRFTISADTSKNTAYLQMNSL"
+    "RAEDTAVYYCSRWGGDGFYAMDYWGQGTLVTVSS"
+)
+TRASTUZUMAB_VL = (
+    "DIQMTQSPSSLSASVGDRVTITCRASQDVNTAVAWYQQKPGKAPKLLIYSASFLYSGVPSRFSGSRSGTDFTLTISSLQPEDFATYY"
+    "CQQHYTTPPTFGQGTKVEIK"
+)
+
+
+def test_assignment_is_identity_first_over_functional_alleles():
+    gs = GermlineSet("human", "K")
+    a = assign_germline(TRASTUZUMAB_VL, chain="K", germlines=gs)
+    # IGKV1D-7-1 has the higher BLOSUM62 score, IGKV1-39 more identical residues
+    assert a.v_call == "IGKV1-39*01" and a.j_call == "IGKJ1*01"
+    assert 0.85 < a.v_identity < 0.9 and a.called and a.note == ""
+    functional = {g.name for g in gs.functional_v(first_allele_only=False)}
+    assert a.v_call in functional
+
+
+def test_assignment_of_partial_and_foreign_chains_is_clear():
+    part = assign_germline(TRASTUZUMAB_VH[:35])  # ends inside CDR1: no J gene, no crash
+    assert part.called and part.v_call.startswith("IGHV3") and part.j_call is None
+    assert "no J gene" in part.note and len(part.regions) == 35
+    junk = assign_germline("WWWWWWWW")
+    assert not junk.called and junk.v_call is None and "no call" in junk.note
+    assert not junk.ngl.any()
+    low = assign_germline(TRASTUZUMAB_VH, min_identity=0.95)
+    assert not low.called and "identity 0.8" in low.note
+    with pytest.raises(ValueError, match="min_identity"):
+        assign_germline(TRASTUZUMAB_VH, min_identity=1.5)
+    with pytest.raises(TypeError):
+        assign_germline(None)  # type: ignore[arg-type]

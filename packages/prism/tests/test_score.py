@@ -77,3 +77,21 @@ def test_masked_marginal_and_errors(make_model):
         score_variants(less, wt, [wt + "A"])
     with pytest.raises(TypeError):
         score_variants("model", wt, variants)  # type: ignore[arg-type]
+
+
+def test_long_inputs_are_refused_or_batched_smaller(make_model):
+    from icml26.prism.score import ATTENTION_BUDGET, rows_per_pass
+
+    model = make_model("prism", max_length=40)
+    with pytest.raises(ValueError, match="maximum length of 40"):
+        pseudo_log_likelihood(model, "A" * 60)
+    with pytest.raises(ValueError, match="maximum length"):
+        pseudo_log_likelihood_loop(model, "A" * 60)
+    with pytest.raises(ValueError, match="maximum length"):
+        score_variants(model, "A" * 60, ["C" + "A" * 59])
+    assert rows_per_pass(256, 122, 2) == 256
+    long = rows_per_pass(256, 2002, 20)
+    assert long == max(1, ATTENTION_BUDGET // (20 * 2002**2)) and long < 256
+    assert rows_per_pass(256, 10**5, 20) == 1
+    ok = pseudo_log_likelihood(model, "EVQLVESGGG", batch_size=3)
+    assert ok.per_position["gl"][0].shape == (10,)

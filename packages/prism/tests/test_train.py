@@ -12,7 +12,7 @@ from icml26.prism.losses import (
     region_balanced_focal_loss,
 )
 from icml26.prism.masking import MaskingConfig, mask_tokens
-from icml26.prism.model import build_model
+from icml26.prism.model import ModelConfig, build_model
 from icml26.prism.score import pseudo_log_likelihood, score_variants
 from icml26.prism.train import TrainConfig, encode_repertoire, lr_lambda, train
 from icml26.prism.vocab import GL_TO_NGL, MASK
@@ -173,3 +173,26 @@ def test_adamw_matches_torch_adamw():
             opt.step()
     for pa, pb in zip(a.parameters(), b.parameters(), strict=True):
         assert_close(pa.detach(), pb.detach(), rtol=1e-5, atol=1e-6)
+
+
+def test_global_batch_sets_the_accumulation_per_world_size(world):
+    cfg = TrainConfig.pretrain(global_batch=8192)
+    assert (cfg.accumulation(1), cfg.accumulation(4)) == (32, 8)
+    assert TrainConfig(batch_size=4, grad_accumulation=3).accumulation(2) == 3
+    with pytest.raises(ValueError, match="multiple"):
+        TrainConfig.pretrain(global_batch=8192).accumulation(3)
+    with pytest.raises(ValueError, match="global_batch"):
+        TrainConfig(batch_size=64, global_batch=100)
+    from icml26.prism.reproduce import PRESETS
+
+    paper = PRESETS["paper"]
+    assert (paper.pretrain.steps, paper.finetune.steps) == (10_000, 15_000)
+    assert paper.pretrain.global_batch == paper.finetune.global_batch == 8192
+    # one process: 2 updates of 2 accumulated batches of 4 -> 16 samples seen
+    _, rep = world
+    torch.manual_seed(0)
+    model = build_model(ModelConfig.tiny(d_model=16, d_ff=32, n_layers=1))
+    res = train(
+        model, rep, TrainConfig(steps=2, batch_size=4, warmup_steps=0, global_batch=8), device="cpu"
+    )
+    assert len(res.losses) == 2 and res.world_size == 1 and len(res.samples) == 16

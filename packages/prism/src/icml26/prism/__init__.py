@@ -37,6 +37,7 @@ from icml26.prism.germline import (
     cased,
     imgt_region,
     ngl_labels,
+    translate_alignment,
 )
 from icml26.prism.losses import LossWeights, binary_focal_loss, focal_loss, prism_loss
 from icml26.prism.masking import MaskingConfig, mask_tokens
@@ -118,6 +119,7 @@ __all__ = [
     "score_variants",
     "simulate_repertoire",
     "train",
+    "translate_alignment",
     "write_airr",
 ]
 

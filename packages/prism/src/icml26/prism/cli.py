@@ -5,7 +5,10 @@
     icml26 prism pll ckpt/ EVQLVESGGGLVQPGG...
     icml26 prism generate ckpt/ EVQLVESGGGLVQPGG... --mode ngl --samples 5
 
-``train`` runs under ``accelerate launch -m icml26.prism.cli train …`` for several GPUs.
+``train`` is data-parallel under a launcher (``torchrun --nproc_per_node N -m
+icml26.prism.cli train …`` or ``accelerate launch --multi_gpu -m icml26.prism.cli train
+…``): every rank trains on its own shard, only rank 0 writes the checkpoint and prints,
+the others wait at a barrier.
 """
 
 from __future__ import annotations
@@ -58,14 +61,17 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
+    from icml26.shared import barrier, is_main_process
+
     if args.cmd == "simulate":
         from icml26.prism.data import simulate_repertoire, write_airr
 
         _, rep = simulate_repertoire(
             np.random.default_rng(args.seed), args.lineages, args.per_lineage
         )
-        write_airr(args.out, rep)
-        print(f"{len(rep)} sequences, {rep.ngl_fraction:.1%} NGL residues -> {args.out}")
+        if is_main_process():
+            write_airr(args.out, rep)
+            print(f"{len(rep)} sequences, {rep.ngl_fraction:.1%} NGL residues -> {args.out}")
         return 0
     if args.cmd == "train":
         import torch
@@ -93,8 +99,15 @@ def _run(args: argparse.Namespace) -> int:
             grad_accumulation=1,
         )
         res = train(model, rep, cfg, seed=args.seed, device=args.device)
-        save_checkpoint(model, args.out)
-        print(f"trained {args.steps} steps, final loss {res.losses[-1]:.3f} -> {args.out}")
+        barrier()  # every rank has finished its last update
+        if is_main_process():
+            save_checkpoint(model, args.out)
+            procs = f" on {res.world_size} processes" if res.world_size > 1 else ""
+            print(
+                f"trained {args.steps} steps{procs}, final loss {res.losses[-1]:.3f} "
+                f"(rank 0) -> {args.out}"
+            )
+        barrier()  # nobody leaves before the checkpoint is written
         return 0
     from icml26.prism.checkpoint import load_checkpoint
 
@@ -103,6 +116,8 @@ def _run(args: argparse.Namespace) -> int:
         from icml26.prism.score import MODES, pseudo_log_likelihood
 
         res = pseudo_log_likelihood(model, args.sequences)
+        if not is_main_process():
+            return 0
         print("sequence\t" + "\t".join(f"ppl_{m}" for m in MODES))
         for i, s in enumerate(args.sequences):
             vals = "\t".join(f"{res.perplexity(m)[i]:.3f}" for m in MODES)
@@ -110,15 +125,17 @@ def _run(args: argparse.Namespace) -> int:
         return 0
     from icml26.prism.generate import generate
 
-    for v in generate(
+    variants = generate(
         model,
         args.sequence,
         n_samples=args.samples,
         n_mutations=args.mutations,
         mode=args.mode,
         rng=np.random.default_rng(args.seed),
-    ):
-        print(f"{v.sequence}\t{v.mutations or '-'}")
+    )
+    if is_main_process():
+        for v in variants:
+            print(f"{v.sequence}\t{v.mutations or '-'}")
     return 0
 
 

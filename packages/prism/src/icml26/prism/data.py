@@ -20,9 +20,13 @@ The result is a germline-dominated repertoire whose NGL residues are enriched fo
 fitness-improving substitutions: the mechanism that makes plain masked LMs
 anti-correlate with binding. GL/NGL labels are exact (a residue is NGL when it
 differs from the naive ancestor). Synthetic DMS: every single mutant (plus random
-doubles) of matured lineage tips held out of training, labelled by ``F`` plus noise.
+doubles) of matured lineage tips held out of training, labelled by ``F`` plus noise;
+and the paper's strongest kind of landscape, a germline-reversion scan
+(:meth:`Simulation.reversion_scan`, after CR9114: the wild type's somatic mutations
+reverted to germline singly and in combination).
 
-**Readers.** AIRR TSV (``sequence_alignment_aa`` + ``germline_alignment_aa``), OAS
+**Readers.** AIRR TSV (``sequence_alignment_aa`` + ``germline_alignment_aa``, or the
+nucleotide ``sequence_alignment`` + ``germline_alignment``, translated), OAS
 unit CSV (a JSON metadata line, then AIRR columns; unpaired or paired
 ``*_heavy``/``*_light``), FASTA, and DMS CSV.
 """
@@ -30,6 +34,7 @@ unit CSV (a JSON metadata line, then AIRR columns; unpaired or paired
 from __future__ import annotations
 
 import csv
+import dataclasses
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import cache
@@ -43,6 +48,7 @@ from icml26.prism.germline import (
     imgt_region,
     ngl_labels,
     regions_from_airr,
+    translate_alignment,
 )
 from icml26.prism.vocab import AA_ORDER, residue_ids
 
@@ -436,6 +442,56 @@ class Simulation:
             scans.append(_scan(self, r, wt, rng, n_doubles, noise_sd))
         return scans
 
+    def reversion_scan(
+        self,
+        scan: MutationalScan,
+        rng: np.random.Generator,
+        *,
+        max_variants: int = 500,
+        noise_sd: float = 0.1,
+    ) -> MutationalScan:
+        """A germline-reversion landscape of a scan's wild type (CR9114-style).
+
+        The wild type's somatic mutations (residues that differ from its naive
+        ancestor) are reverted to the germline residue, singly and in combination:
+        every subset when ``2^k − 1 ≤ max_variants`` (k mutations), else all single
+        reversions, the full reversion (the germline itself) and distinct random subsets
+        of uniformly drawn sizes up to ``max_variants`` variants in all. Labels are the
+        simulator's own fitness plus ``N(0, noise_sd²)``.
+        """
+        if scan.site_keys is None or len(scan.germline) != len(scan.wild_type):
+            raise ValueError("a reversion scan needs a simulated scan (site keys and germline)")
+        if max_variants < 1:
+            raise ValueError(f"max_variants must be positive, got {max_variants}")
+        somatic = np.flatnonzero(scan.ngl)
+        k = len(somatic)
+        if k == 0:
+            raise ValueError("the wild type carries no somatic mutation to revert")
+        if 2**k - 1 <= max_variants:
+            subsets = [
+                tuple(int(somatic[i]) for i in range(k) if (m >> i) & 1) for m in range(1, 2**k)
+            ]
+        else:
+            chosen = {(int(p),) for p in somatic} | {tuple(int(p) for p in somatic)}
+            budget = max(max_variants, len(chosen))
+            while len(chosen) < budget:
+                size = int(rng.integers(2, k))
+                chosen.add(tuple(sorted(int(p) for p in rng.choice(somatic, size, replace=False))))
+            subsets = sorted(chosen, key=lambda t: (len(t), t))
+        variants = tuple(tuple((p, scan.germline[p]) for p in sub) for sub in subsets)
+        wt = np.array([_AA_INDEX[a] for a in scan.wild_type])
+        res = np.repeat(wt[None], len(variants), 0)
+        for i, muts in enumerate(variants):
+            for p, a in muts:
+                res[i, p] = _AA_INDEX[a]
+        true = self.fitness(res, scan.site_keys)
+        return dataclasses.replace(
+            scan,
+            variants=variants,
+            fitness=true + rng.normal(0.0, noise_sd, size=len(true)),
+            true_fitness=true,
+        )
+
 
 @dataclass(frozen=True)
 class MutationalScan:
@@ -536,11 +592,31 @@ def _rows(path: Path, delimiter: str) -> Iterator[dict]:
         yield from csv.DictReader(fh, delimiter=delimiter)
 
 
+def _frame(row: dict, suffix: str) -> int:
+    """Reading frame of a nucleotide alignment: ``(v_germline_start − 1) mod 3`` (0 when
+    absent)."""
+    try:
+        return (int(row.get(f"v_germline_start{suffix}") or 1) - 1) % 3
+    except ValueError:
+        return 0
+
+
 def _airr_record(row: dict, suffix: str = "") -> dict:
     s_key, g_key = f"sequence_alignment_aa{suffix}", f"germline_alignment_aa{suffix}"
-    if s_key not in row or g_key not in row:
-        raise ValueError(f"missing AIRR columns {s_key!r} / {g_key!r}; have {sorted(row)[:12]}...")
-    seq, ngl = ngl_labels(row[s_key], row[g_key])
+    nt_s, nt_g = f"sequence_alignment{suffix}", f"germline_alignment{suffix}"
+    translated = False
+    if row.get(s_key) and row.get(g_key):
+        s_aa, g_aa = row[s_key], row[g_key]
+    elif row.get(nt_s) and row.get(nt_g):
+        # IgBLAST-style files with nucleotide alignments only: translate them
+        s_aa, g_aa = translate_alignment(row[nt_s], row[nt_g], frame=_frame(row, suffix))
+        translated = True
+    else:
+        raise ValueError(
+            f"missing AIRR columns {s_key!r} / {g_key!r} (or the nucleotide {nt_s!r} / "
+            f"{nt_g!r}); have {sorted(row)[:12]}..."
+        )
+    seq, ngl = ngl_labels(s_aa, g_aa)
     rec = {
         "sequence": seq,
         "ngl": ngl,
@@ -552,6 +628,14 @@ def _airr_record(row: dict, suffix: str = "") -> dict:
         for k, v in row.items()
         if k.endswith(suffix) and k.startswith(("fwr", "cdr"))
     }
+    for name in ("fwr1", "cdr1", "fwr2", "cdr2", "fwr3", "cdr3", "fwr4"):
+        nt = region_fields.get(name) or ""
+        if not region_fields.get(f"{name}_aa") and nt and len(nt) % 3 == 0:
+            try:  # nucleotide region fields only: translate them too
+                region_fields[f"{name}_aa"] = translate_alignment(nt, nt)[0].replace("-", "")
+            except ValueError:
+                region_fields[f"{name}_aa"] = ""
+    rec["translated"] = translated
     try:
         rseq, regions = regions_from_airr(region_fields)
         rec["regions"] = regions if rseq == seq else None

@@ -178,7 +178,13 @@ def generate(
     residue_ids(seq, chain="sequence")
     n = len(seq)
     if (mode == "region_specific" or restrict_to) and regions is None:
-        regions = assign_germline(seq).regions
+        found = assign_germline(seq)
+        if not found.called:
+            raise ValueError(
+                f"mode {mode!r} needs IMGT regions and none could be assigned "
+                f"({found.note}); pass regions= explicitly"
+            )
+        regions = found.regions
     if regions is not None:
         regions = np.asarray(regions, dtype=np.int64)
         if regions.shape != (n,):

@@ -89,6 +89,54 @@ def ngl_labels(
     return "".join(residues), np.asarray(labels, dtype=bool)
 
 
+_NT_GAPS = frozenset("-.")
+
+
+def translate_alignment(
+    sequence_alignment: str, germline_alignment: str, *, frame: int = 0
+) -> tuple[str, str]:
+    """Amino-acid alignments from AIRR nucleotide alignments (``sequence_alignment`` /
+    ``germline_alignment``, as IgBLAST writes them), codon by codon.
+
+    The two strings are read column by column in codons starting at ``frame`` (0–2;
+    AIRR's ``v_germline_start − 1`` modulo 3 when the alignment does not start on a
+    codon). A codon of three gap columns (``-`` or ``.``) becomes a gap; a germline codon
+    with a gap or an ambiguous base becomes ``X`` (an untemplated residue, see
+    :func:`ngl_labels`). A sequence codon that is not three bases (a frameshift) or
+    holds an ambiguous base or a stop is an error. A trailing partial codon is dropped.
+    """
+    if not isinstance(sequence_alignment, str) or not isinstance(germline_alignment, str):
+        raise TypeError("both alignments must be str")
+    if len(sequence_alignment) != len(germline_alignment):
+        raise ValueError(
+            "sequence_alignment and germline_alignment differ in length: "
+            f"{len(sequence_alignment)} vs {len(germline_alignment)}"
+        )
+    if frame not in (0, 1, 2):
+        raise ValueError(f"frame must be 0, 1 or 2, got {frame!r}")
+    from Bio.Data.CodonTable import standard_dna_table
+
+    table = standard_dna_table.forward_table
+    stops = set(standard_dna_table.stop_codons)
+
+    def codon_aa(codon: str, *, germline: bool, k: int) -> str:
+        c = codon.upper().replace("U", "T")
+        if all(x in _NT_GAPS for x in c):
+            return "-"
+        if c in table:
+            return table[c]
+        if germline:
+            return "X"
+        why = "a stop codon" if c in stops else "not a whole, unambiguous codon"
+        raise ValueError(f"sequence_alignment codon {k} ({codon!r}) is {why}; cannot translate")
+
+    seq_aa, germ_aa = [], []
+    for k, i in enumerate(range(frame, len(sequence_alignment) - 2, 3)):
+        seq_aa.append(codon_aa(sequence_alignment[i : i + 3], germline=False, k=k))
+        germ_aa.append(codon_aa(germline_alignment[i : i + 3], germline=True, k=k))
+    return "".join(seq_aa), "".join(germ_aa)
+
+
 def cased(sequence: str, labels: Iterable[bool]) -> str:
     """The sequence with NGL residues in lowercase (the paper's label format)."""
     labels = np.asarray(list(labels), dtype=bool)
@@ -197,15 +245,27 @@ class Assignment:
     aligned to (``-`` where untemplated: N/D additions, insertions); ``ngl`` marks
     residues that differ from their templated germline residue; ``regions`` holds IMGT
     region ids (0..6) per residue.
+
+    ``v_call`` is None when no V allele reaches the identity floor (then nothing is
+    labelled NGL, every residue takes region FR1, and ``note`` says why); ``j_call`` is
+    None when no J allele aligns to the residues after the V gene (a partial chain, or
+    no call), and ``note`` says so.
     """
 
     sequence: str
-    v_call: str
+    v_call: str | None
     j_call: str | None
     v_identity: float
     germline_aa: str
     ngl: np.ndarray
     regions: np.ndarray
+    j_identity: float = float("nan")
+    note: str = ""
+
+    @property
+    def called(self) -> bool:
+        """Whether a V gene was assigned (the labels and regions mean something)."""
+        return self.v_call is not None
 
     @property
     def cased(self) -> str:
@@ -225,70 +285,147 @@ def _aligner():
     return al
 
 
-def _pairs(sequence: str, germline: str) -> tuple[float, list[tuple[int, int]]]:
-    """Local alignment score and aligned (seq index, germline index) pairs."""
-    aln = _aligner().align(sequence, germline)[0]
+@dataclass(frozen=True)
+class _Hit:
+    gene: Gene
+    score: float
+    identity: float  # identical residues / aligned residue pairs
+    matches: int  # identical residues
+    pairs: list[tuple[int, int]]
+
+
+def _align(sequence: str, gene: Gene) -> _Hit | None:
+    """Best local alignment of ``sequence`` to ``gene`` (None when nothing aligns)."""
+    if not sequence:
+        return None
+    alignments = _aligner().align(sequence, gene.sequence)
+    try:
+        aln = alignments[0]
+    except IndexError:  # no alignment with a positive score
+        return None
     pairs = []
     for (s0, s1), (g0, g1) in zip(*aln.aligned, strict=True):
         pairs.extend(zip(range(s0, s1), range(g0, g1), strict=True))
-    return float(aln.score), pairs
+    if not pairs:
+        return None
+    g = gene.sequence
+    matches = sum(sequence[si] == g[gi] for si, gi in pairs)
+    return _Hit(gene, float(aln.score), matches / len(pairs), matches, pairs)
+
+
+def _best(sequence: str, genes: Iterable[Gene], *, min_score: float) -> _Hit | None:
+    """The hit with the most identical residues, i.e. the highest identity over a common
+    length (so that a short, perfect fragment cannot beat a full-length alignment, and a
+    higher substitution score cannot beat more identical residues); ties go to the higher
+    alignment score, then to the allele name."""
+    hits = [h for h in (_align(sequence, g) for g in genes) if h is not None]
+    hits = [h for h in hits if h.score >= min_score]
+    if not hits:
+        return None
+    return min(hits, key=lambda h: (-h.matches, -h.score, h.gene.name))
 
 
 def assign_germline(
-    sequence: str, *, chain: str = "H", species: str = "human", germlines: GermlineSet | None = None
+    sequence: str,
+    *,
+    chain: str = "H",
+    species: str = "human",
+    germlines: GermlineSet | None = None,
+    min_identity: float = 0.6,
+    min_v_length: int = 20,
+    functional_only: bool = True,
 ) -> Assignment:
     """Assign V and J genes by local BLOSUM62 alignment to the anarci germlines.
+
+    Each gene is chosen by **identity**: the allele with the most residues identical to
+    the sequence in its local alignment (identity over a common length), the alignment
+    score breaking ties; only functional alleles take part by default
+    (:meth:`GermlineSet.functional_v` / :meth:`~GermlineSet.functional_j`, every allele).
+    When the best V allele's identity (identical / aligned residues) is below
+    ``min_identity``, or fewer than ``min_v_length`` residues align to it, no call is made
+    (a clear result, not a guess): :attr:`Assignment.called` is False and
+    :attr:`Assignment.note` says why. Partial chains are fine: a chain that ends before
+    the J gene gets ``j_call=None`` and a note.
 
     Residues aligned to the V gene take its IMGT region; residues from the J gene's
     IMGT 118 onward are FR4; residues between are CDR3 (N/D additions count as
     untemplated, hence germline, as in :func:`ngl_labels` with ``unknown="gl"``).
     """
+    if not isinstance(sequence, str):
+        raise TypeError(f"sequence must be a str, got {type(sequence).__name__}")
+    if not 0.0 <= min_identity <= 1.0:
+        raise ValueError(f"min_identity must lie in [0, 1], got {min_identity}")
+    if min_v_length < 1:
+        raise ValueError(f"min_v_length must be positive, got {min_v_length}")
     seq = sequence.upper()
     residue_ids(seq, chain="sequence")
     gs = germlines or GermlineSet(species, chain)
-    if not gs.v:
-        raise ValueError(f"no V genes for {species} {chain}")
-    # V: best local alignment over all V alleles
-    best_v, best_score, best_pairs = None, -np.inf, []
-    for g in gs.v.values():
-        score, pairs = _pairs(seq, g.sequence)
-        if score > best_score:
-            best_v, best_score, best_pairs = g, score, pairs
+    if functional_only:
+        v_genes = gs.functional_v(first_allele_only=False)
+        j_genes = gs.functional_j(first_allele_only=False)
+    else:
+        v_genes, j_genes = list(gs.v.values()), list(gs.j.values())
+    if not v_genes:
+        raise ValueError(f"no V genes for {gs.species} {gs.chain}")
     n = len(seq)
+    v_hit = _best(seq, v_genes, min_score=0.0)
+    short = v_hit is not None and len(v_hit.pairs) < min_v_length
+    if v_hit is None or short or v_hit.identity < min_identity:
+        ident = 0.0 if v_hit is None else v_hit.identity
+        if v_hit is None:
+            why = "no V gene aligns"
+        elif short:
+            why = (
+                f"only {len(v_hit.pairs)} residues align to a V gene "
+                f"({v_hit.gene.name}; at least {min_v_length} needed)"
+            )
+        else:
+            why = f"best V allele {v_hit.gene.name} at identity {ident:.2f} < {min_identity:.2f}"
+        return Assignment(
+            seq,
+            None,
+            None,
+            ident,
+            "-" * n,
+            np.zeros(n, dtype=bool),
+            np.full(n, REGION_ID["FR1"], dtype=np.int64),
+            note=f"no call: {why}",
+        )
     germ = ["-"] * n
     regions = np.full(n, -1, dtype=np.int64)
-    v_imgt = best_v.imgt_positions
-    v_seq = best_v.sequence
-    matches = 0
+    v_imgt, v_seq = v_hit.gene.imgt_positions, v_hit.gene.sequence
     last_v = -1
-    for si, gi in best_pairs:
+    for si, gi in v_hit.pairs:
         pos = int(v_imgt[gi])
-        if pos > 104:  # V-gene residues after Cys104 belong to CDR3
-            germ[si] = v_seq[gi]
-            regions[si] = REGION_ID["CDR3"]
-        else:
-            germ[si] = v_seq[gi]
-            regions[si] = imgt_region(pos)
-        matches += seq[si] == v_seq[gi]
+        germ[si] = v_seq[gi]
+        # V-gene residues after Cys104 belong to CDR3
+        regions[si] = REGION_ID["CDR3"] if pos > 104 else imgt_region(pos)
         last_v = max(last_v, si)
-    identity = matches / max(len(best_pairs), 1)
     # J: align the tail after the V segment
-    j_call = None
+    j_call, j_identity, notes = None, float("nan"), []
     tail_start = last_v + 1
-    if gs.j and tail_start < n:
-        tail = seq[tail_start:]
-        best_j, best_js, best_jp = None, -np.inf, []
-        for g in gs.j.values():
-            score, pairs = _pairs(tail, g.sequence)
-            if score > best_js:
-                best_j, best_js, best_jp = g, score, pairs
-        if best_j is not None and best_js > 10:
-            j_call = best_j.name
-            j_imgt = best_j.imgt_positions
-            for si, gi in best_jp:
-                k = tail_start + si
-                germ[k] = best_j.sequence[gi]
-                regions[k] = REGION_ID["FR4"] if j_imgt[gi] >= 118 else REGION_ID["CDR3"]
+    tail = seq[tail_start:]
+    j_hit = None
+    if j_genes and len(tail) >= 4:
+        j_hit = _best(tail, j_genes, min_score=10.0)
+        if j_hit is not None and j_hit.identity < min_identity:
+            notes.append(
+                f"J allele {j_hit.gene.name} at identity {j_hit.identity:.2f} < "
+                f"{min_identity:.2f}: no J call"
+            )
+            j_hit = None
+    if j_hit is not None:
+        j_call, j_identity = j_hit.gene.name, j_hit.identity
+        j_imgt, j_seq = j_hit.gene.imgt_positions, j_hit.gene.sequence
+        for si, gi in j_hit.pairs:
+            k = tail_start + si
+            germ[k] = j_seq[gi]
+            regions[k] = REGION_ID["FR4"] if j_imgt[gi] >= 118 else REGION_ID["CDR3"]
+    elif not notes:
+        notes.append(
+            f"no J gene: {len(tail)} residues after the V gene"
+            + (" (a partial chain?)" if len(tail) < 10 else "")
+        )
     # fill unaligned residues: before the V alignment -> FR1, else carry the left region
     for i in range(n):
         if regions[i] < 0:
@@ -297,7 +434,17 @@ def assign_germline(
             if i > 0 and regions[i - 1] == REGION_ID["FR3"] and i > last_v:
                 regions[i] = REGION_ID["CDR3"]
     ngl = np.array([g != "-" and g != s for s, g in zip(seq, germ, strict=True)], dtype=bool)
-    return Assignment(seq, best_v.name, j_call, identity, "".join(germ), ngl, regions)
+    return Assignment(
+        seq,
+        v_hit.gene.name,
+        j_call,
+        v_hit.identity,
+        "".join(germ),
+        ngl,
+        regions,
+        j_identity=j_identity,
+        note="; ".join(notes),
+    )
 
 
 def assign_with_riot(sequences: Iterable[str]) -> list[dict]:

@@ -64,11 +64,15 @@ class ModelConfig:
     gene_dropout: float = 0.1
     n_regions: int = 0
     region_dim: int = 32
+    # longest input in tokens, special tokens included (ESM-2's 1,026 positions); rotary
+    # attention has no table, but attention memory grows with its square, and longer
+    # inputs are refused at scoring with a clear error
+    max_length: int = 1026
 
     def __post_init__(self) -> None:
         if self.kind not in KINDS:
             raise ValueError(f"kind must be one of {KINDS}, got {self.kind!r}")
-        for name in ("n_layers", "d_model", "n_heads", "d_ff"):
+        for name in ("n_layers", "d_model", "n_heads", "d_ff", "max_length"):
             if int(getattr(self, name)) < 1:
                 raise ValueError(f"{name} must be positive, got {getattr(self, name)}")
         if self.d_model % self.n_heads:

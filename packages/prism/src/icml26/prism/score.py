@@ -10,8 +10,9 @@ masked once (L forward passes), and the normalised 53-way log-probability
 
 ``PPL = exp(−mean log p)``. For PRISM-less the 33-way log-probability of the residue
 is returned under every mode. Masked copies of many sequences are batched together
-(``batch_size`` rows per forward pass); :func:`pseudo_log_likelihood_loop` is the
-one-position-at-a-time reference.
+(``batch_size`` rows per forward pass, fewer for long inputs: :func:`rows_per_pass`);
+inputs longer than ``ModelConfig.max_length`` are refused with a clear error.
+:func:`pseudo_log_likelihood_loop` is the one-position-at-a-time reference.
 
 **Zero-shot binding** (official ``evaluate_flab2_binding.py``, "masked_individual +
 wt_center", signal ``ngl_logprob``): for each mutated position of a variant, mask it
@@ -58,6 +59,18 @@ def _check_model(model: object) -> Model:
     return model
 
 
+#: attention scores held at once by one scoring pass (rows × heads × length²); 2^27
+#: fp32 values are 512 MiB
+ATTENTION_BUDGET = 2**27
+
+
+def rows_per_pass(batch_size: int, length: int, n_heads: int) -> int:
+    """Masked copies per forward pass: ``batch_size``, lowered for long inputs so that one
+    pass holds at most :data:`ATTENTION_BUDGET` attention scores (at least one row)."""
+    per_row = max(1, n_heads * length * length)
+    return max(1, min(batch_size, ATTENTION_BUDGET // per_row))
+
+
 @torch.no_grad()
 def residue_log_probs(
     model: Model,
@@ -78,6 +91,17 @@ def residue_log_probs(
     log-probs), plus ``origin`` (K,) and ``alpha`` (K,) for PRISM.
     """
     _check_model(model)
+    input_ids = np.asarray(input_ids)
+    length = int(input_ids.shape[-1]) if input_ids.ndim == 2 else 0
+    limit = model.config.max_length
+    if length > limit:
+        raise ValueError(
+            f"input of {length} tokens exceeds the model's maximum length of {limit} "
+            "(ModelConfig.max_length, special tokens included); split or trim the sequence"
+        )
+    if batch_size < 1:
+        raise ValueError(f"batch_size must be positive, got {batch_size}")
+    batch_size = rows_per_pass(batch_size, length, model.config.n_heads)
     device = model.device
     ids = torch.as_tensor(input_ids, device=device)
     attn = torch.as_tensor(attention_mask, device=device)
@@ -215,6 +239,11 @@ def pseudo_log_likelihood_loop(model: Model, sequence: str) -> PLLResult:
     _check_model(model)
     labels = origin_labels(sequence)
     ids = Tokenizer().encode(sequence)
+    if len(ids) > model.config.max_length:
+        raise ValueError(
+            f"input of {len(ids)} tokens exceeds the model's maximum length of "
+            f"{model.config.max_length}"
+        )
     out = {m: [] for m in MODES}
     was_training = model.training
     model.eval()

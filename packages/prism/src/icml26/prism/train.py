@@ -31,6 +31,7 @@ from icml26.prism.losses import LossWeights, mlm_loss, prism_loss
 from icml26.prism.masking import MaskedBatch, MaskingConfig, mask_tokens
 from icml26.prism.model import PrismLessModel, PrismModel
 from icml26.prism.vocab import CLS, EOS, PAD, residue_ids
+from icml26.shared.distributed import world_size
 from icml26.shared.progress import progress
 
 log = logging.getLogger(__name__)
@@ -56,6 +57,10 @@ class TrainConfig:
     mixed_precision: str = "no"  # "no" | "bf16"
     use_regions: bool = False  # feed region ids to the model (needs ModelConfig.n_regions)
     use_genes: bool = False  # feed V/J gene ids (needs ModelConfig.n_v_genes/n_j_genes)
+    # samples per optimiser update over all processes (the official 8,192 = 256 × 8
+    # accumulation × 4 GPUs); when set, the accumulation is derived from the launch's
+    # world size and ``grad_accumulation`` is ignored
+    global_batch: int | None = None
 
     def __post_init__(self) -> None:
         if self.steps < 1 or self.batch_size < 1 or self.grad_accumulation < 1:
@@ -64,6 +69,13 @@ class TrainConfig:
             raise ValueError(f"lr must be positive, got {self.lr}")
         if not 0 <= self.warmup_steps <= self.steps:
             raise ValueError(f"warmup_steps must lie in [0, steps], got {self.warmup_steps}")
+        if self.global_batch is not None and (
+            self.global_batch < 1 or self.global_batch % self.batch_size
+        ):
+            raise ValueError(
+                f"global_batch must be a positive multiple of batch_size {self.batch_size}, "
+                f"got {self.global_batch}"
+            )
         if self.mixed_precision not in ("no", "bf16"):
             raise ValueError(
                 f"mixed_precision must be 'no' or 'bf16', got {self.mixed_precision!r}"
@@ -71,6 +83,18 @@ class TrainConfig:
 
     def replace(self, **changes) -> TrainConfig:
         return dataclasses.replace(self, **changes)
+
+    def accumulation(self, world_size: int = 1) -> int:
+        """Batches accumulated per update on each of ``world_size`` processes."""
+        if self.global_batch is None:
+            return self.grad_accumulation
+        per_update = self.batch_size * world_size
+        if self.global_batch % per_update:
+            raise ValueError(
+                f"global_batch {self.global_batch} is not a multiple of batch_size "
+                f"{self.batch_size} × {world_size} processes"
+            )
+        return self.global_batch // per_update
 
     @classmethod
     def pretrain(cls, **overrides) -> TrainConfig:
@@ -165,9 +189,14 @@ def lr_lambda(warmup: int, total: int):
 
 @dataclass
 class TrainResult:
+    """Per-update losses of this process, its token count and time, the processes
+    that took part and the repertoire indices this process trained on."""
+
     losses: list[float]
     tokens: int
     seconds: float
+    world_size: int = 1
+    samples: list[int] = field(default_factory=list)
 
     @property
     def tokens_per_second(self) -> float:
@@ -200,13 +229,23 @@ def train(
         accelerator = Accelerator(
             cpu=want_cpu or not torch.cuda.is_available(),
             mixed_precision=config.mixed_precision,
-            gradient_accumulation_steps=config.grad_accumulation,
+            gradient_accumulation_steps=config.accumulation(world_size()),
+        )
+    world = accelerator.num_processes
+    accum = config.accumulation(world)
+    if accelerator.gradient_accumulation_steps != accum:
+        raise ValueError(
+            f"the accelerator accumulates {accelerator.gradient_accumulation_steps} batches, "
+            f"the config asks for {accum} on {world} processes"
         )
     is_prism = isinstance(model, PrismModel)
     amp = config.mixed_precision != "no"
     gen = torch.Generator().manual_seed(int(seed) * 1000 + accelerator.process_index)
 
+    seen: list[int] = []
+
     def collate(idx: list[int]) -> tuple[MaskedBatch, torch.Tensor | None, torch.Tensor | None]:
+        seen.extend(int(i) for i in idx)
         ix = torch.as_tensor(idx)
         mb = mask_tokens(
             enc.input_ids[ix], enc.residue[ix], enc.regions[ix], enc.ngl[ix], config.masking, gen
@@ -215,8 +254,10 @@ def train(
         j = enc.j_gene[ix] if enc.j_gene is not None else None
         return mb, v, j
 
-    per_update = config.batch_size * config.grad_accumulation
-    n_batches = config.steps * config.grad_accumulation
+    per_update = config.batch_size * accum * world
+    # every process takes ``steps × accum`` batches: the prepared loader hands each rank
+    # its own share (a different shard) of this one seeded order
+    n_batches = config.steps * accum * world
     order = torch.Generator().manual_seed(int(seed))
     epochs = math.ceil(n_batches * config.batch_size / len(enc)) + 1
     index = torch.cat([torch.randperm(len(enc), generator=order) for _ in range(epochs)])
@@ -287,4 +328,4 @@ def train(
         per_update,
         losses[-1] if losses else float("nan"),
     )
-    return TrainResult(losses, tokens, seconds)
+    return TrainResult(losses, tokens, seconds, world, seen)

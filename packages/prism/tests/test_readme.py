@@ -1,0 +1,43 @@
+"""The README's quickstart runs as written and prints what the README says."""
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+README = Path(__file__).resolve().parents[1] / "README.md"
+
+
+def _quickstart() -> str:
+    text = README.read_text()
+    section = text[text.index("## Quickstart") :]
+    return re.search(r"```python\n(.*?)```", section, re.S).group(1)
+
+
+def _floats(line: str) -> list[float]:
+    return [float(x) for x in re.findall(r"[-+]?\d+\.\d+", line)]
+
+
+def test_quickstart_prints_what_the_readme_says(tmp_path):
+    script = tmp_path / "quickstart.py"
+    script.write_text(_quickstart())
+    proc = subprocess.run(
+        [sys.executable, str(script)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={"OMP_NUM_THREADS": "1", "PATH": "/usr/bin:/bin"},
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    out = proc.stdout.splitlines()
+    exact, marg = _floats(out[0]), _floats(out[1])
+    assert out[0].startswith("PPL exact") and out[1].startswith("PPL marginalised")
+    assert exact == pytest.approx([33.7, 34.6], abs=1.0)
+    assert marg == pytest.approx([18.4, 18.9], abs=1.0)
+    assert all(m < e for m, e in zip(marg, exact, strict=True))  # case summed out
+    assert out[2].startswith("reversion scan: 50 variants, Spearman")
+    assert _floats(out[2])[0] == pytest.approx(0.71, abs=0.1)
+    assert out[3].startswith("5 NGL-directed variants, first:")
+    assert len(out[3].split(":")[1].strip().split(",")) == 3
