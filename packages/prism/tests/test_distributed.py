@@ -52,6 +52,7 @@ HARNESS = textwrap.dedent(
 
 
 @pytest.mark.slow
+@pytest.mark.distributed
 def test_torchrun_two_cpu_processes_train_one_model_and_write_once(tmp_path):
     import numpy as np
 
