@@ -21,11 +21,17 @@ def instances():
 
 
 def test_scripted_baselines(instances):
-    greedy = summarize(evaluate(GreedyDropAgent(), instances))
-    regen = summarize(evaluate(RegenerateAgent(), instances))
+    droppable = [i for i in instances if i.iis.rows]
+    bound_only = [i for i in instances if not i.iis.rows]
+    assert bound_only and all(i.error_type == "H" for i in bound_only)  # the official type H
+    greedy = summarize(evaluate(GreedyDropAgent(), droppable))
+    regen = summarize(evaluate(RegenerateAgent(), droppable))
     minimal = summarize(evaluate(MinimalRepairAgent(), instances))
     assert greedy["RR"] == 1.0 and regen["RR"] == 1.0 and minimal["RR"] == 1.0
     assert regen["RR@1"] == 1.0 and regen["DA"] == 1.0  # it removes every IIS row at once
+    # no row to drop: dropping agents cannot repair a bound-only IIS, minimal repair can
+    assert summarize(evaluate(GreedyDropAgent(), bound_only))["RR"] == 0.0
+    assert summarize(evaluate(MinimalRepairAgent(), bound_only))["OP"] == pytest.approx(1.0)
     assert minimal["FP"] == 1.0  # minimal repair moves bounds, it never drops rows
     rand = summarize(evaluate(RandomAgent(0), instances))
     assert rand["DA"] < regen["DA"]

@@ -55,6 +55,7 @@ from icml26.orloop.orbias import (
     RationalAgent,
     evaluate_bias,
     pull_to_centre_alpha,
+    pull_to_centre_fit,
     relative_bias,
     sample_newsvendors,
     sample_splits,
@@ -133,6 +134,7 @@ __all__ = [
     "minimal_row_shift",
     "optimality_preservation",
     "pull_to_centre_alpha",
+    "pull_to_centre_fit",
     "read_dataset",
     "read_records",
     "relative_bias",
@@ -149,4 +151,4 @@ __all__ = [
     "write_iis_model",
 ]
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"

@@ -6,7 +6,9 @@ names, history of (action, result), step count, objective). Actions:
 - diagnosis: ``GET_IIS``, ``CHECK_SLACK(c)``;
 - repair: ``RELAX_CONSTRAINT(c, eps)`` (loosen the row's bound by ``|eps|``: ``<=``
   rows ``rhs += |eps|``, ``>=`` rows ``rhs -= |eps|``, equalities ``rhs += eps``),
-  ``DROP_CONSTRAINT(c)``, ``UPDATE_RHS(c, v)``, ``UPDATE_BOUNDS(x, lb, ub)``, and
+  ``DROP_CONSTRAINT(c)``, ``UPDATE_RHS(c, v)``, ``UPDATE_BOUNDS(x, lb, ub)``,
+  ``FLIP_SENSE(c)`` (``a·x <= b`` ↔ ``a·x >= b``: the repair type A's ground-truth
+  fix names, which the official action set cannot express; added here), and
   ``REGENERATE`` (rebuild the model leaving out the rows in ``drop``; the analogue
   of the v3 whole-model code regeneration, reconstructed);
 - meta: ``RESET``, ``SUBMIT``.
@@ -39,6 +41,8 @@ from icml26.orloop.model import INF, Model, Solution
 from icml26.orloop.rewards import RewardConfig, step_reward
 from icml26.orloop.saboteur import Instance, difficulty
 
+HIGHS_INF = 1e20  # HiGHS reads any bound of this size as infinite
+
 
 class ActionType(StrEnum):
     GET_IIS = "GET_IIS"
@@ -47,6 +51,7 @@ class ActionType(StrEnum):
     DROP_CONSTRAINT = "DROP_CONSTRAINT"
     UPDATE_RHS = "UPDATE_RHS"
     UPDATE_BOUNDS = "UPDATE_BOUNDS"
+    FLIP_SENSE = "FLIP_SENSE"
     REGENERATE = "REGENERATE"
     RESET = "RESET"
     SUBMIT = "SUBMIT"
@@ -62,6 +67,7 @@ REPAIRS = frozenset(
         ActionType.DROP_CONSTRAINT,
         ActionType.UPDATE_RHS,
         ActionType.UPDATE_BOUNDS,
+        ActionType.FLIP_SENSE,
         ActionType.REGENERATE,
     }
 )
@@ -72,6 +78,7 @@ NEEDS_TARGET = frozenset(
         ActionType.DROP_CONSTRAINT,
         ActionType.UPDATE_RHS,
         ActionType.UPDATE_BOUNDS,
+        ActionType.FLIP_SENSE,
     }
 )
 NEEDS_VALUE = frozenset(
@@ -223,13 +230,22 @@ def apply_repair(model: Model, act: Action) -> Model:
             raise KeyError(f"no rows named {missing}")
         m.drop_rows(act.drop)
     elif t is ActionType.UPDATE_BOUNDS:
+        for v in (act.value, act.value2):
+            if v is not None and math.isfinite(v) and abs(v) >= HIGHS_INF:
+                raise ValueError(f"bound {v:g} is at or beyond HiGHS's infinity (1e20)")
         m.set_col_bounds(act.target, act.value, act.value2)  # type: ignore[arg-type]
+    elif t is ActionType.FLIP_SENSE:
+        i = m.row(act.target)  # type: ignore[arg-type]
+        lo, hi = m.row_lower[i], m.row_upper[i]
+        if math.isinf(lo) == math.isinf(hi):
+            raise ValueError(f"{act.target} is not a one-sided (<= or >=) row; no sense to flip")
+        m.set_row_bounds(act.target, *((hi, INF) if math.isinf(lo) else (-INF, lo)))  # type: ignore[arg-type]
     else:
         i = m.row(act.target)  # type: ignore[arg-type]
         lo, hi = m.row_lower[i], m.row_upper[i]
         v = float(act.value)  # type: ignore[arg-type]
-        if not math.isfinite(v):
-            raise ValueError(f"{t.value} needs a finite value, got {v}")
+        if not math.isfinite(v) or abs(v) >= HIGHS_INF:
+            raise ValueError(f"{t.value} needs a finite value below 1e20, got {v:g}")
         sense = m.row_sense(act.target)  # type: ignore[arg-type]
         if t is ActionType.RELAX_CONSTRAINT:
             eps = abs(v)
@@ -270,6 +286,9 @@ class DebugState:
     history: list[dict[str, Any]] = field(default_factory=list)
     last_result: dict[str, Any] = field(default_factory=dict)
     model: Model | None = field(default=None, repr=False, compare=False)
+    # the intended model's optimum from the instance record (``original_objective``);
+    # not in the prompt: only agents that are told to use it (MinimalRepair's oracle) do
+    intended_objective: float | None = None
 
     @property
     def iis_size(self) -> int:
@@ -480,10 +499,18 @@ class RepairEnv:
                 sol, iis = self._reset_state  # type: ignore[misc]
                 self.solution, self.iis = sol, iis
                 return {"success": True}
-            self._repair(act)
         except (KeyError, ValueError) as err:
             return {"success": False, "error": str(err).strip("\"'")}
-        self._resolve()
+        # a repair: apply it and re-solve; anything the model or the solver rejects
+        # (a value HiGHS refuses, a NaN, a name that does not exist) rolls the step back
+        saved = (self.model, self.solution, self.iis)
+        try:
+            self.model = self.model.copy()
+            self._repair(act)
+            self._resolve()
+        except (KeyError, ValueError, TypeError, OverflowError, RuntimeError) as err:
+            self.model, self.solution, self.iis = saved
+            return {"success": False, "error": str(err).strip("\"'")}
         return {"success": True, "status": self.solution.status}
 
     def _repair(self, act: Action) -> None:
@@ -550,6 +577,7 @@ class RepairEnv:
             history=list(self.history),
             last_result=result,
             model=self.model,
+            intended_objective=self.instance.original_objective if self.instance else None,
         )
 
     # -- outcome ------------------------------------------------------------------------------
