@@ -10,6 +10,10 @@ Official (``baseline_agents.py``):
 
 Reconstructed (the brief's additional baselines):
 
+- :class:`CopyIISAgent` — blame the IIS shown, repair as GreedyDrop (the DA ceiling
+  when the IIS is revealed, zero when it is not);
+- :class:`PhaseOneBlameAgent` — blame the rows priced by the phase-1 dual before any
+  IIS is seen (the scripted reference for DA without the IIS);
 - :class:`RegenerateAgent` — rebuild the model without the IIS rows in one step, the
   analogue of whole-model code regeneration (v3's semantic-drift finding);
 - :class:`MinimalRepairAgent` — IIS-guided minimal repair: for every IIS row and
@@ -25,6 +29,7 @@ import math
 import numpy as np
 
 from icml26.orloop.candidates import candidate_repairs
+from icml26.orloop.elastic import phase_one
 from icml26.orloop.env import Action, ActionType, DebugState, apply_repair
 from icml26.orloop.metrics import optimality_preservation
 from icml26.orloop.model import INF, Model
@@ -115,6 +120,68 @@ class GreedyDropAgent:
         if state.is_infeasible():
             return Action(ActionType.GET_IIS)
         return Action(ActionType.SUBMIT)
+
+
+class CopyIISAgent(GreedyDropAgent):
+    """Blame exactly the IIS the solver shows, then repair as GreedyDrop does.
+
+    The ceiling of DA when the IIS is in the observation (it scores 1 by copying),
+    and zero DA before any IIS is shown: the reference that makes a diagnosis claim
+    one that learning has to earn.
+    """
+
+    name = "CopyIIS"
+
+    def act(self, state: DebugState) -> Action:
+        base = super().act(state)
+        shown = (*state.iis_constraints, *(c for c, _ in state.iis_bounds))
+        if not shown:
+            return base
+        return Action(
+            base.type,
+            target=base.target,
+            value=base.value,
+            value2=base.value2,
+            drop=base.drop,
+            reasoning="the solver's IIS",
+            diagnosis=shown,
+        )
+
+
+class PhaseOneBlameAgent(GreedyDropAgent):
+    """Blame the rows with a nonzero phase-1 dual price before asking for the IIS.
+
+    The strongest scripted diagnosis under the learned policy's information (the
+    model and one elastic solve, no IIS): the Farkas support of the phase-1 LP is an
+    infeasible subsystem. Afterwards it repairs as GreedyDrop does (reconstructed).
+    """
+
+    name = "Phase-1 blame"
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.declared = False
+
+    def reset(self) -> None:
+        super().reset()
+        self.declared = False
+
+    def act(self, state: DebugState) -> Action:
+        base = super().act(state)
+        if self.declared or state.model is None or state.is_optimal():
+            return base
+        self.declared = True
+        _, dual = phase_one(state.model)
+        blamed = tuple(r for r, d in zip(state.model.row_names, dual, strict=True) if d > 1e-9)
+        return Action(
+            base.type,
+            target=base.target,
+            value=base.value,
+            value2=base.value2,
+            drop=base.drop,
+            reasoning="rows priced by the phase-1 dual",
+            diagnosis=blamed,
+        )
 
 
 class RegenerateAgent:

@@ -17,6 +17,7 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
+from scipy import sparse
 
 from icml26.orloop.model import INF, Model
 
@@ -110,3 +111,42 @@ def minimal_bound_shift(model: Model, col: str, side: str, *, tol: float = 1e-7)
         x = float(sol.x[j])
         new_lb, new_ub = min(new_lb, x), max(new_ub, x)
     return Shift("bound", col, d_lo + d_hi, new_lb, new_ub)
+
+
+def phase_one(model: Model) -> tuple[np.ndarray, np.ndarray]:
+    """Per row, the violation and the normalised ``|dual|`` of the phase-1 elastic LP.
+
+    ``min Σ (s_lo + s_hi)`` over ``lo − s_lo <= a·x <= hi + s_hi`` with the column
+    bounds kept and integrality relaxed. The rows with a nonzero dual price form an
+    infeasible subsystem (the Farkas certificate); the violated ones are where the
+    cheapest fix would move. Both are zero when the bounds alone conflict.
+    """
+    m, n = model.n_rows, model.n_cols
+    zeros = np.zeros(m), np.zeros(m)
+    if m == 0:
+        return zeros
+    eye = sparse.identity(m, format="csr")
+    a = sparse.hstack([model.a, eye, -eye], format="csr")
+    fin_lo = np.isfinite(model.row_lower)
+    fin_hi = np.isfinite(model.row_upper)
+    el = Model(
+        [*model.col_names, *(f"__slo{i}__" for i in range(m)), *(f"__shi{i}__" for i in range(m))],
+        list(model.row_names),
+        np.concatenate([np.zeros(n), np.ones(2 * m)]),
+        np.concatenate([model.col_lower, np.zeros(2 * m)]),
+        np.concatenate([model.col_upper, np.where(fin_lo, INF, 0.0), np.where(fin_hi, INF, 0.0)]),
+        a,
+        model.row_lower,
+        model.row_upper,
+        None,
+        "min",
+    )
+    if np.any(model.col_lower > model.col_upper):
+        return zeros
+    sol = el.solve()
+    if not sol.optimal or sol.row_dual is None:
+        return zeros
+    viol = sol.x[n : n + m] + sol.x[n + m :]
+    dual = np.abs(np.asarray(sol.row_dual, float))
+    top = dual.max()
+    return (viol > 1e-7).astype(float), dual / top if top > 1e-12 else dual

@@ -346,6 +346,15 @@ class DebugState:
         return "\n".join(lines)
 
 
+def diagnosis_target(iis: IIS) -> list[str]:
+    """What DA scores against: the IIS rows, or its columns when it has no rows.
+
+    The official DA compares blamed constraints with the IIS constraints; a
+    bound-only IIS (the official type H) names the variable instead.
+    """
+    return list(iis.rows) if iis.rows else list(iis.columns)
+
+
 class RepairEnv:
     """Gymnasium-style environment over one infeasible model.
 
@@ -404,6 +413,7 @@ class RepairEnv:
         self.steps = 0
         self.success_at_step: int | None = 0 if sol.optimal else None
         self.diagnosed: list[str] = []
+        self.diagnosed_blind: list[str] = []
         self.history: list[dict[str, Any]] = []
         self.actions: list[dict[str, Any]] = []
         self.total_reward = 0.0
@@ -526,7 +536,7 @@ class RepairEnv:
                 "lower": m.col_lower[j],
                 "upper": m.col_upper[j],
                 "integer": bool(m.integrality[j]),
-                "in_iis": bool(self.iis and name in self.iis.columns),
+                "in_iis": bool(self._iis_visible and self.iis and name in self.iis.columns),
             }
         i = m.row(name)
         out: dict[str, Any] = {
@@ -535,7 +545,7 @@ class RepairEnv:
             "sense": m.row_sense(name),
             "rhs": m.row_rhs(name),
             "terms": m.row_terms(name),
-            "in_iis": bool(self.iis and name in self.iis.rows),
+            "in_iis": bool(self._iis_visible and self.iis and name in self.iis.rows),
             "slack": None,
         }
         if self.solution.optimal and self.solution.row_activity is not None:
@@ -543,7 +553,15 @@ class RepairEnv:
             out["slack"] = float(min(m.row_upper[i] - act, act - m.row_lower[i]))
         return out
 
+    @property
+    def _iis_visible(self) -> bool:
+        return self.reveal_iis or self._iis_requested
+
     def _record_diagnosis(self, act: Action, valid: bool) -> None:
+        if not (self.reveal_iis or self._iis_requested):  # no IIS seen yet
+            for n in act.diagnosis:
+                if n and n not in self.diagnosed_blind:
+                    self.diagnosed_blind.append(n)
         names = list(act.diagnosis)
         if valid and act.type.is_repair:
             names += list(act.drop) if act.type is ActionType.REGENERATE else [act.target]
@@ -584,7 +602,7 @@ class RepairEnv:
     def result(self, agent: str = "") -> EpisodeResult:
         """The :class:`~icml26.orloop.metrics.EpisodeResult` of the episode so far."""
         inst = self.instance
-        iis_sets = [list(inst.iis.rows)] if inst else []
+        iis_sets = [diagnosis_target(inst.iis)] if inst else []
         return EpisodeResult(
             problem_id=inst.problem_id if inst else self.base.name,
             agent=agent,
@@ -597,6 +615,7 @@ class RepairEnv:
             remaining_constraints=list(self.model.row_names),
             original_constraints=list(inst.original_constraints) if inst else [],
             diagnosed=list(self.diagnosed),
+            diagnosed_blind=list(self.diagnosed_blind),
             iis_sets=iis_sets,
             total_reward=self.total_reward,
             error_type=inst.error_type if inst else "",

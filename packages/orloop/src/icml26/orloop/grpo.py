@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 
 from icml26.orloop.candidates import FEATURES, Candidate, apply_candidate, candidate_repairs
+from icml26.orloop.env import diagnosis_target
 from icml26.orloop.iis import compute_iis
 from icml26.orloop.metrics import optimality_preservation
 from icml26.orloop.model import Model, Solution
@@ -62,6 +63,12 @@ class _Node:
 class _Problem:
     instance: Instance
     nodes: dict[tuple[str, ...], _Node] = field(default_factory=dict)
+    _diag: np.ndarray | None = None
+
+    def diag_features(self) -> np.ndarray:
+        if self._diag is None:
+            self._diag = diagnosis_features(self.instance.model)
+        return self._diag
 
     def node(self, path: tuple[str, ...], parent: _Node | None, cand: Candidate | None) -> _Node:
         if path in self.nodes:
@@ -120,7 +127,7 @@ def _rollout(
         g_theta += f[k] - p @ f
         chosen = cands[k]
         if t == 0:
-            g = diagnosis_features(node.model, list(node.iis_rows), chosen.action.target)
+            g = problem.diag_features()
             q = sigmoid(g @ phi)
             y = rng.random(q.shape) < q
             g_phi += ((y - q)[:, None] * g).sum(0)
@@ -138,7 +145,7 @@ def _rollout(
     parts = composite_reward(
         status,
         diagnosed,
-        inst.iis.rows,
+        diagnosis_target(inst.iis),
         steps,
         op=op if config.graded else None,
         graded=config.graded and op is not None,
