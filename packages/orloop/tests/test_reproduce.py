@@ -12,12 +12,12 @@ from icml26.shared import Report
 def report(tmp_path_factory):
     config = replace(
         PRESETS["smoke"],
-        n_lp=8,
-        n_milp=3,
-        n_train=6,
-        grpo_iterations=3,
+        n_lp=6,
+        n_milp=2,
+        n_train=4,
+        grpo_iterations=2,
         group_size=4,
-        problems_per_batch=3,
+        problems_per_batch=2,
         n_newsvendor=200,
     )
     rep = Report.merge([run(config, 0, tmp_path_factory.mktemp("out"))])
@@ -33,7 +33,7 @@ def test_report_has_every_agent_group_and_metric(report):
         assert 0 <= stats["RR@5"].mean <= 1
     assert {"easy", "LP", "MILP", "type A", "type B", "ORBias"} <= set(report.groups)
     episodes = [r for r in report.records if r["kind"] == "episode"]
-    assert len(episodes) == 11 * len(AGENTS)
+    assert len(episodes) == 8 * len(AGENTS)
 
 
 def test_claim_checks_are_computed_on_measured_numbers(report):

@@ -31,6 +31,7 @@ from icml26.orloop.data import (
     read_official_records,
     read_records,
     write_dataset,
+    write_official_dataset,
 )
 from icml26.orloop.edits import Edit, apply_edits
 from icml26.orloop.elastic import Shift, minimal_bound_shift, minimal_row_shift, phase_one
@@ -169,6 +170,7 @@ __all__ = [
     "validate",
     "write_dataset",
     "write_iis_model",
+    "write_official_dataset",
 ]
 
 __version__ = "0.2.0"

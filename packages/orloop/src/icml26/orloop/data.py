@@ -71,6 +71,52 @@ def write_dataset(instances: Iterable[Instance], out: str | Path) -> Path:
     return index
 
 
+def official_record(instance: Instance, model_file: str) -> dict[str, Any]:
+    """The instance as a record of the authors' ``dataset.json`` (their field names)."""
+    family = "mip" if instance.family == "milp" else "lp"
+    return {
+        "problem_id": instance.problem_id,
+        "model_file": model_file,
+        "problem_nl": instance.problem_nl,
+        "error_type": instance.error_type,
+        "error_description": "",
+        "ground_truth_fix": instance.ground_truth_fix,
+        "target_name": instance.target_name,
+        "target_type": "variable"
+        if instance.model.has_col(instance.target_name)
+        and not instance.model.has_row(instance.target_name)
+        else "constraint",
+        "initial_status": "INFEASIBLE",
+        "original_status": "OPTIMAL",
+        "original_objective": instance.original_objective,
+        "n_variables": instance.model.n_cols,
+        "n_constraints": instance.model.n_rows,
+        "iis_constraints": list(instance.iis.rows),
+        "iis_bounds": list(instance.iis.columns),
+        "iis_size": instance.iis.size,
+        "difficulty": instance.difficulty,
+        "problem_type": family,
+        "use_robust": True,
+    }
+
+
+def write_official_dataset(
+    instances: Iterable[Instance], out: str | Path, *, name: str = "ordebug"
+) -> Path:
+    """Write ``dataset.json`` and ``models/*.mps`` in the layout of the authors' release."""
+    out = Path(out)
+    problems = []
+    for inst in instances:
+        rel = f"models/{inst.problem_id}.mps"
+        inst.model.write(out / rel)
+        problems.append(official_record(inst, rel))
+    out.mkdir(parents=True, exist_ok=True)
+    path = out / OFFICIAL_INDEX
+    doc = {"dataset_name": name, "num_problems": len(problems), "problems": problems}
+    path.write_text(json.dumps(doc, indent=2) + "\n")
+    return path
+
+
 def read_records(path: str | Path) -> Iterator[dict[str, Any]]:
     """The records of an ``index.jsonl`` (or of the one inside a dataset directory)."""
     path = Path(path)
