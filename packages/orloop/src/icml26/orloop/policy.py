@@ -26,6 +26,7 @@ from icml26.orloop.model import Model
 DIAG_FEATURES = (
     "bias",
     "phase1_dual",
+    "phase1_priced",
     "phase1_violated",
     "density",
     "zero_cost_share",
@@ -61,6 +62,7 @@ def diagnosis_features(model: Model) -> np.ndarray:
         out[i] = (
             1.0,
             dual[i],
+            float(dual[i] > 1e-9),
             violated[i],
             nnz[i] / n,
             float(zero[cols].mean()) if cols.size else 0.0,

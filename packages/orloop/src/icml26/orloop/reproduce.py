@@ -187,10 +187,10 @@ def run(config: Config, seed: int, out: Path) -> Report:
     for agent in agents:
         t1 = time.perf_counter()
         results = evaluate(agent, test, max_steps=config.max_steps)
+        # DA without the IIS: the IIS hidden, and the episode cut after the first action,
+        # before which no agent can have seen an IIS (the diagnosing agents blame there)
         blind = (
-            evaluate(agent, test, max_steps=config.max_steps, reveal_iis=False)
-            if agent.name in BLIND
-            else None
+            evaluate(agent, test, max_steps=1, reveal_iis=False) if agent.name in BLIND else None
         )
         timings[f"eval_{agent.name}_s"] = time.perf_counter() - t1
         rows.append(_rows_for(agent.name, "all", results, full=True, blind=blind))
