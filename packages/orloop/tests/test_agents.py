@@ -52,3 +52,14 @@ def test_grpo_learns_and_the_policy_round_trips(instances, tmp_path):
         LearnedPolicy.load(tmp_path / "bad.json")
     with pytest.raises(ValueError, match="entries"):
         LearnedPolicy(np.zeros(3))
+
+
+def test_grpo_stops_on_a_training_reward_plateau(instances):
+    cfg = GRPOConfig(
+        iterations=40, group_size=4, problems_per_batch=3, seed=2, patience=2, min_delta=50.0
+    )
+    _, history = train_grpo(instances[:4], cfg)
+    assert len(history) == 3  # no smoothed gain of 50 reward points: stop after patience 2
+    assert all("smoothed" in h for h in history)
+    with pytest.raises(ValueError, match="patience"):
+        train_grpo(instances[:2], GRPOConfig(patience=0))

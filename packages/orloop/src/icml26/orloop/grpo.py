@@ -48,6 +48,11 @@ class GRPOConfig:
     graded: bool = True
     filter_zero_variance: bool = True
     seed: int = 0
+    # convergence on training data: stop when the smoothed mean training reward has not
+    # improved by ``min_delta`` for ``patience`` iterations (``iterations`` is the cap)
+    patience: int | None = None
+    min_delta: float = 1.0
+    smoothing: float = 0.5
 
 
 @dataclass
@@ -176,6 +181,11 @@ def train_grpo(
     m_p, v_p = np.zeros_like(phi), np.zeros_like(phi)
     history: list[dict[str, float]] = []
     b1, b2, eps = 0.9, 0.999, 1e-8
+    if config.patience is not None and config.patience < 1:
+        raise ValueError(f"patience must be positive, got {config.patience}")
+    smooth: float | None = None
+    best: float | None = None
+    stale = 0
     steps = range(config.iterations)
     for it in progress(steps, desc="GRPO") if show_progress else steps:
         batch = rng.choice(
@@ -209,8 +219,21 @@ def train_grpo(
                 m_hat = m / (1 - b1 ** (it + 1))
                 v_hat = v / (1 - b2 ** (it + 1))
                 param += config.learning_rate * m_hat / (np.sqrt(v_hat) + eps)
-        history.append(
-            {"iteration": it, "mean_reward": float(np.mean(rewards)), "groups_used": used}
+        mean_r = float(np.mean(rewards))
+        smooth = (
+            mean_r
+            if smooth is None
+            else config.smoothing * smooth + (1 - config.smoothing) * mean_r
         )
-        log.info("GRPO iteration %d: mean reward %.2f", it, np.mean(rewards))
+        history.append(
+            {"iteration": it, "mean_reward": mean_r, "smoothed": smooth, "groups_used": used}
+        )
+        log.info("GRPO iteration %d: mean reward %.2f", it, mean_r)
+        if best is None or smooth > best + config.min_delta:
+            best, stale = smooth, 0
+        else:
+            stale += 1
+        if config.patience is not None and stale >= config.patience:
+            log.info("GRPO stopped at iteration %d: reward plateau", it)
+            break
     return LearnedPolicy(theta, phi), history

@@ -66,7 +66,7 @@ class Config:
     n_milp: int
     n_train: int
     train_milp_fraction: float
-    grpo_iterations: int
+    grpo_iterations: int  # the cap; training stops earlier on a reward plateau
     group_size: int
     problems_per_batch: int
     learning_rate: float
@@ -75,6 +75,7 @@ class Config:
     n_newsvendor: int
     alpha: float
     decision_noise: float
+    grpo_patience: int = 5
     llm_base_url: str | None = None
     llm_model: str | None = None
 
@@ -87,7 +88,7 @@ PRESETS = {
         n_milp=15,
         n_train=24,
         train_milp_fraction=0.25,
-        grpo_iterations=15,
+        grpo_iterations=40,
         group_size=8,
         problems_per_batch=8,
         learning_rate=0.1,
@@ -160,6 +161,7 @@ def run(config: Config, seed: int, out: Path) -> Report:
             learning_rate=config.learning_rate,
             max_steps=config.train_max_steps,
             seed=seed,
+            patience=config.grpo_patience,
         ),
     )
     t_train = time.perf_counter() - t0 - t_gen
@@ -284,6 +286,7 @@ def run(config: Config, seed: int, out: Path) -> Report:
             "drift": rep.drift,
             "expected_drift": expected_drift,
             "grpo_rewards": [h["mean_reward"] for h in history],
+            "grpo_iterations_run": len(history),
             "policy_theta": policy.theta.tolist(),
             "policy_phi": policy.phi.tolist(),
             **{k: round(v, 3) for k, v in timings.items()},
