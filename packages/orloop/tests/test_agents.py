@@ -21,11 +21,17 @@ def instances():
 
 
 def test_scripted_baselines(instances):
-    greedy = summarize(evaluate(GreedyDropAgent(), instances))
-    regen = summarize(evaluate(RegenerateAgent(), instances))
+    droppable = [i for i in instances if i.iis.rows]
+    bound_only = [i for i in instances if not i.iis.rows]
+    assert bound_only and all(i.error_type == "H" for i in bound_only)  # the official type H
+    greedy = summarize(evaluate(GreedyDropAgent(), droppable))
+    regen = summarize(evaluate(RegenerateAgent(), droppable))
     minimal = summarize(evaluate(MinimalRepairAgent(), instances))
     assert greedy["RR"] == 1.0 and regen["RR"] == 1.0 and minimal["RR"] == 1.0
     assert regen["RR@1"] == 1.0 and regen["DA"] == 1.0  # it removes every IIS row at once
+    # no row to drop: dropping agents cannot repair a bound-only IIS, minimal repair can
+    assert summarize(evaluate(GreedyDropAgent(), bound_only))["RR"] == 0.0
+    assert summarize(evaluate(MinimalRepairAgent(), bound_only))["OP"] == pytest.approx(1.0)
     assert minimal["FP"] == 1.0  # minimal repair moves bounds, it never drops rows
     rand = summarize(evaluate(RandomAgent(0), instances))
     assert rand["DA"] < regen["DA"]
@@ -46,3 +52,14 @@ def test_grpo_learns_and_the_policy_round_trips(instances, tmp_path):
         LearnedPolicy.load(tmp_path / "bad.json")
     with pytest.raises(ValueError, match="entries"):
         LearnedPolicy(np.zeros(3))
+
+
+def test_grpo_stops_on_a_training_reward_plateau(instances):
+    cfg = GRPOConfig(
+        iterations=40, group_size=4, problems_per_batch=3, seed=2, patience=2, min_delta=50.0
+    )
+    _, history = train_grpo(instances[:4], cfg)
+    assert len(history) == 3  # no smoothed gain of 50 reward points: stop after patience 2
+    assert all("smoothed" in h for h in history)
+    with pytest.raises(ValueError, match="patience"):
+        train_grpo(instances[:2], GRPOConfig(patience=0))

@@ -89,3 +89,40 @@ def test_composite_reward_components():
     assert [efficiency_reward(s) for s in (0, 2, 3, 5, 6, 9)] == [10, 10, 5, 5, -2, -8]
     with pytest.raises(ValueError, match="op"):
         composite_reward("OPTIMAL", [], ["a"], 1, graded=True)
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [
+        {"action": "UPDATE_BOUNDS", "target": "x0", "value": 1e20, "value2": 1e21},
+        {"action": "UPDATE_BOUNDS", "target": "x0", "value": -1e30, "value2": 1e20},
+        {"action": "RELAX_CONSTRAINT", "target": "r0", "value": 1e20},
+        {"action": "UPDATE_RHS", "target": "r0", "value": "NaN"},
+        {"action": "UPDATE_RHS", "target": "r0", "value": float("nan")},
+        {"action": "FLIP_SENSE", "target": "x0"},
+        {"action": "UPDATE_BOUNDS", "target": "r0", "value": 0, "value2": 1},
+        '{"action": "DROP_CONSTRAINT", "target": ',
+        '{"action": "UPDATE_RHS", "target": "r0", "value": [1]}',
+    ],
+)
+def test_any_bad_value_rolls_back_to_an_error_observation(row_conflict, bad):
+    env = RepairEnv(row_conflict, max_steps=4)
+    env.reset()
+    before = (env.model.row_lower.copy(), env.model.row_upper.copy(), env.model.col_upper.copy())
+    state, r, term, trunc, info = env.step(bad)
+    assert "error" in info["action_result"] and r == -51 and not term and not trunc
+    assert state.solver_status == "INFEASIBLE" and set(state.iis_constraints) == {"r0", "r1"}
+    after = (env.model.row_lower, env.model.row_upper, env.model.col_upper)
+    for x, y in zip(before, after, strict=True):
+        assert (x == y).all()  # rolled back: the model is the one before the step
+    state, _, term, *_ = env.step({"action": "DROP_CONSTRAINT", "target": "r0"})
+    assert term and state.is_optimal()  # and the episode goes on normally
+
+
+def test_flip_sense_repairs_type_a():
+    inst = make_instance(numpy_rng(0, "flip"), "A")
+    env = RepairEnv(inst)
+    env.reset()
+    _, _, term, *_ = env.step(Action(ActionType.FLIP_SENSE, target=inst.target_name))
+    res = env.result()
+    assert term and res.success and res.op == pytest.approx(1.0) and res.fp == 1.0

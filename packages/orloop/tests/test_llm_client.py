@@ -1,12 +1,21 @@
 """The LLM agent against a stub OpenAI-compatible server on the loopback interface."""
 
 import json
+import logging
+import math
 import threading
 from http.server import BaseHTTPRequestHandler, HTTPServer
 
 import pytest
 
-from icml26.orloop import ChatClient, ChatNewsvendorAgent, LLMAgent, Newsvendor, run_episode
+from icml26.orloop import (
+    ChatClient,
+    ChatNewsvendorAgent,
+    DebugState,
+    LLMAgent,
+    Newsvendor,
+    run_episode,
+)
 
 
 class StubServer:
@@ -98,8 +107,33 @@ def test_newsvendor_agent():
     with StubServer(['{"order_quantity": 97.5}', "no number here"]) as stub:
         agent = ChatNewsvendorAgent(ChatClient(stub.url, "m"))
         assert agent.decide(nv) == 97.5
-        with pytest.raises(ValueError, match="no order quantity"):
-            agent.decide(nv)
+        assert math.isnan(agent.decide(nv)) and agent.failures == 1
+    dead = ChatNewsvendorAgent(ChatClient("http://127.0.0.1:9/v1", "m", timeout=0.5))
+    assert math.isnan(dead.decide(nv)) and dead.failures == 1  # ChatError does not escape
+
+
+def test_the_key_stays_secret(monkeypatch, caplog):
+    client = ChatClient("https://api.example.com/v1", "m", api_key="sk-secret-123")
+    assert "sk-secret-123" not in repr(client) and "sk-secret-123" not in str(client)
+    assert "api_key=<set>" in repr(client)
+    # never over plain http to another host, explicit or from the environment
+    with pytest.raises(ValueError, match="plain http"):
+        ChatClient("http://10.1.2.3:8000/v1", "m", api_key="sk-secret-123")
+    monkeypatch.setenv("ORLOOP_TEST_KEY", "sk-env-456")
+    lan = ChatClient("http://10.1.2.3:8000/v1", "m", api_key_env="ORLOOP_TEST_KEY")
+    assert lan._key() is None and "sk-env-456" not in repr(lan)
+    # the environment is read when a request is sent, not at construction
+    local = ChatClient("http://localhost:1/v1", "m", api_key_env="ORLOOP_TEST_KEY")
+    assert local.api_key is None and local._key() == "sk-env-456"
+    with StubServer([_drop_first_iis_row]) as stub:
+        c = ChatClient(stub.url, "m", api_key_env="ORLOOP_TEST_KEY")
+        c.complete([{"role": "user", "content": "Conflicting Constraints: ['a']"}])
+    assert stub.requests[0][2] == "Bearer sk-env-456"
+    # a failing endpoint logs the failure, never the key
+    dead = ChatClient("http://127.0.0.1:9/v1", "m", api_key="sk-secret-123", timeout=0.5)
+    with caplog.at_level(logging.DEBUG):
+        LLMAgent(dead).act(DebugState("", "INFEASIBLE", [], [], "", [], [], 0, None))
+    assert "chat endpoint failed" in caplog.text and "sk-secret-123" not in caplog.text
 
 
 @pytest.mark.slow

@@ -36,6 +36,15 @@ def test_malformed_mps_names_file_and_line(tmp_path, row_conflict):
     undeclared.write_text("NAME t\nROWS\n N obj\n L c1\nCOLUMNS\n    x obj 1 c9 2\nENDATA\n")
     with pytest.raises(ValueError, match=r"undeclared\.mps:6: row 'c9' is not declared"):
         Model.read(undeclared)
+    good = row_conflict.write(tmp_path / "good.mps").read_text().splitlines()
+    cut = next(i for i, ln in enumerate(good) if ln.startswith("RHS"))
+    (tmp_path / "cut.mps").write_text("\n".join(good[:cut]) + "\n")
+    with pytest.raises(MPSFormatError, match=rf"cut\.mps:{cut}: the file ends without ENDATA"):
+        Model.read(tmp_path / "cut.mps")
+    bounds = "NAME t\nROWS\n N obj\n L c1\nCOLUMNS\n    x obj 1 c1 2\nRHS\n    RHS c1 4\n"
+    (tmp_path / "ub.mps").write_text(bounds + "BOUNDS\n UP BND y 3\nENDATA\n")
+    with pytest.raises(MPSFormatError, match=r"ub\.mps:10: column 'y' is not declared"):
+        Model.read(tmp_path / "ub.mps")
     other = tmp_path / "model.txt"
     other.write_text("x")
     with pytest.raises(ValueError, match=r"expected a \.mps or \.lp file"):

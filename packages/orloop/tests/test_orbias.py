@@ -8,6 +8,7 @@ from icml26.orloop import (
     RationalAgent,
     evaluate_bias,
     pull_to_centre_alpha,
+    pull_to_centre_fit,
     sample_splits,
 )
 from icml26.orloop.orbias import expected_pull_bias
@@ -35,9 +36,18 @@ def test_bias_metric_recovers_the_pull_to_centre_alpha():
     assert rep.alpha == pytest.approx(0.3, abs=1e-9)
     noisy = evaluate_bias(PullToCentreAgent(0.3, noise=0.02, seed=1), in_dist, out_dist)
     assert abs(noisy.alpha - 0.3) < 0.02
+    # a level bias (+5 % on every order) goes to the intercept, not into α
+    items = in_dist + out_dist
+    qs = np.array([it.optimal_quantity() for it in items])
+    mu = np.array([it.mean for it in items])
+    q = 0.3 * mu + 0.7 * qs + 0.05 * qs
+    alpha, beta = pull_to_centre_fit(q, qs, mu)
+    assert alpha == pytest.approx(0.3, abs=1e-9) and beta == pytest.approx(0.05, abs=1e-9)
+    g = (mu - qs) / qs
+    assert abs(float(g @ ((q - qs) / qs) / (g @ g)) - 0.3) > 0.02  # through the origin: off
     expected = expected_pull_bias(out_dist, 0.3) - expected_pull_bias(in_dist, 0.3)
     assert np.sign(noisy.drift) == np.sign(expected) == -1  # high-margin OOD: under-ordering
     rational = evaluate_bias(RationalAgent(), in_dist, out_dist)
     assert rational.bias_id == 0 and rational.drift == 0
     with pytest.raises(ValueError, match="identifiable"):
-        pull_to_centre_alpha([1.0], [2.0], [2.0])
+        pull_to_centre_alpha([1.0, 1.5], [2.0, 3.0], [2.0, 3.0])

@@ -2,13 +2,18 @@ import pytest
 
 from icml26.orloop import (
     ERROR_TYPES,
+    LearnedPolicy,
+    MinimalRepairAgent,
     difficulty,
     generate,
+    iis_is_irreducible,
     make_instance,
     read_dataset,
+    run_episode,
     validate,
     write_dataset,
 )
+from icml26.orloop.saboteur import ALL_TYPES
 from icml26.shared import numpy_rng
 from icml26.shared.cli import main as icml26_main
 
@@ -65,3 +70,38 @@ def test_cli_generate_writes_mps_and_index(tmp_path, capsys):
     assert len((tmp_path / "g" / "index.jsonl").read_text().splitlines()) == 3
     assert "wrote 3 validated instances" in capsys.readouterr().out
     assert icml26_main(["orloop", "generate", "--n", "0", "--out", str(tmp_path / "h")]) == 2
+
+
+def _injected(inst):
+    """The names an injection touched, from its target and its record."""
+    names = set(inst.target_name.split(","))
+    meta = inst.meta
+    for key in ("root_row", "forcing_row", "upper_row", "lower_row", "column", "symptom_row"):
+        if meta.get(key):
+            names.add(meta[key])
+    names.update(meta.get("chain_rows", []), meta.get("rows", []))
+    return names
+
+
+@pytest.mark.parametrize("error_type", ALL_TYPES)
+@pytest.mark.parametrize("seed", [0, 1])
+def test_every_injection_is_infeasible_and_its_iis_names_what_was_injected(error_type, seed):
+    family = "milp" if error_type == "B" else "lp"
+    inst = make_instance(numpy_rng(seed, "inject", error_type), error_type, family=family)
+    assert inst.model.is_infeasible(exact=True)
+    assert iis_is_irreducible(inst.model, inst.iis)  # re-checked by solving
+    members = set(inst.iis.rows) | set(inst.iis.columns)
+    assert members & _injected(inst), (inst.iis, _injected(inst))
+
+
+def test_official_type_h_is_a_bound_only_iis_that_only_a_bound_repair_fixes():
+    inst = make_instance(numpy_rng(4, "h"), "H")
+    col = inst.target_name
+    j = inst.model.col(col)
+    assert inst.model.col_lower[j] == 50 and inst.model.col_upper[j] == 10  # crossed box
+    assert inst.iis.rows == () and inst.iis.columns == (col,)
+    for agent in (MinimalRepairAgent(), LearnedPolicy()):  # neither crashes on it
+        res = run_episode(agent, inst)
+        assert res.success and res.fp == 1.0
+        assert res.actions[0]["action"] == "UPDATE_BOUNDS" and res.actions[0]["target"] == col
+    assert run_episode(MinimalRepairAgent(), inst).op == pytest.approx(1.0)

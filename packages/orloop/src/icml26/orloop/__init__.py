@@ -15,17 +15,26 @@ Infeasible-model repair as a solver-in-the-loop MDP with HiGHS IIS feedback:
 
 from icml26.orloop.agents import Agent, evaluate, run_episode
 from icml26.orloop.baselines import (
+    CopyIISAgent,
     DoNothingAgent,
     GreedyDropAgent,
     HeuristicAgent,
     MinimalRepairAgent,
+    PhaseOneBlameAgent,
     RandomAgent,
     RegenerateAgent,
 )
 from icml26.orloop.candidates import Candidate, candidate_repairs
-from icml26.orloop.data import load_model, read_dataset, read_records, write_dataset
+from icml26.orloop.data import (
+    load_model,
+    read_dataset,
+    read_official_records,
+    read_records,
+    write_dataset,
+    write_official_dataset,
+)
 from icml26.orloop.edits import Edit, apply_edits
-from icml26.orloop.elastic import Shift, minimal_bound_shift, minimal_row_shift
+from icml26.orloop.elastic import Shift, minimal_bound_shift, minimal_row_shift, phase_one
 from icml26.orloop.env import (
     Action,
     ActionFormatError,
@@ -35,7 +44,14 @@ from icml26.orloop.env import (
     apply_repair,
 )
 from icml26.orloop.grpo import GRPOConfig, train_grpo
-from icml26.orloop.iis import IIS, compute_iis, deletion_filter, highs_iis, write_iis_model
+from icml26.orloop.iis import (
+    IIS,
+    compute_iis,
+    deletion_filter,
+    highs_iis,
+    iis_is_irreducible,
+    write_iis_model,
+)
 from icml26.orloop.llm_client import ChatClient, ChatError, ChatNewsvendorAgent, LLMAgent
 from icml26.orloop.metrics import (
     EpisodeResult,
@@ -55,6 +71,7 @@ from icml26.orloop.orbias import (
     RationalAgent,
     evaluate_bias,
     pull_to_centre_alpha,
+    pull_to_centre_fit,
     relative_bias,
     sample_newsvendors,
     sample_splits,
@@ -87,6 +104,7 @@ __all__ = [
     "ChatError",
     "ChatNewsvendorAgent",
     "CompositeWeights",
+    "CopyIISAgent",
     "DebugState",
     "DoNothingAgent",
     "Edit",
@@ -101,6 +119,7 @@ __all__ = [
     "MinimalRepairAgent",
     "Model",
     "Newsvendor",
+    "PhaseOneBlameAgent",
     "PullToCentreAgent",
     "RandomAgent",
     "RationalAgent",
@@ -124,6 +143,7 @@ __all__ = [
     "feasibility_preservation",
     "generate",
     "highs_iis",
+    "iis_is_irreducible",
     "inject",
     "load_model",
     "make_instance",
@@ -132,8 +152,11 @@ __all__ = [
     "minimal_bound_shift",
     "minimal_row_shift",
     "optimality_preservation",
+    "phase_one",
     "pull_to_centre_alpha",
+    "pull_to_centre_fit",
     "read_dataset",
+    "read_official_records",
     "read_records",
     "relative_bias",
     "rr_at_k",
@@ -147,6 +170,7 @@ __all__ = [
     "validate",
     "write_dataset",
     "write_iis_model",
+    "write_official_dataset",
 ]
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"

@@ -42,11 +42,15 @@ def run_episode(
     *,
     max_steps: int = 10,
     reward: RewardConfig | None = None,
+    reveal_iis: bool = True,
 ) -> EpisodeResult:
-    """Play ``agent`` on ``instance`` until OPTIMAL, SUBMIT or ``max_steps``."""
+    """Play ``agent`` on ``instance`` until OPTIMAL, SUBMIT or ``max_steps``.
+
+    ``reveal_iis=False`` hides the IIS until the agent asks for it (``GET_IIS``).
+    """
     if not isinstance(agent, Agent):
         raise TypeError(f"{type(agent).__name__} does not implement the Agent protocol")
-    env = RepairEnv(instance, max_steps=max_steps, reward=reward)
+    env = RepairEnv(instance, max_steps=max_steps, reward=reward, reveal_iis=reveal_iis)
     state, _ = env.reset()
     agent.reset()
     done = env.done
@@ -63,9 +67,13 @@ def evaluate(
     max_steps: int = 10,
     reward: RewardConfig | None = None,
     show_progress: bool = False,
+    reveal_iis: bool = True,
 ) -> list[EpisodeResult]:
     """One episode per instance."""
     items = list(instances)
     # the shared bar hides itself off-terminal and under ICML26_QUIET; off unless asked for
     it = progress(items, desc=agent.name) if show_progress else items
-    return [run_episode(agent, inst, max_steps=max_steps, reward=reward) for inst in it]
+    return [
+        run_episode(agent, inst, max_steps=max_steps, reward=reward, reveal_iis=reveal_iis)
+        for inst in it
+    ]

@@ -17,6 +17,7 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
+from scipy import sparse
 
 from icml26.orloop.model import INF, Model
 
@@ -74,25 +75,31 @@ def minimal_row_shift(model: Model, row: str, *, tol: float = 1e-7) -> Shift | N
 
 
 def minimal_bound_shift(model: Model, col: str, side: str, *, tol: float = 1e-7) -> Shift | None:
-    """The smallest move of ``col``'s ``side`` bound (``"lower"``, ``"upper"`` or ``"boxed"``)."""
+    """The smallest move of ``col``'s ``side`` bound (``"lower"``, ``"upper"`` or ``"boxed"``).
+
+    The lower and upper bounds get separate elastic rows, ``x_j + t_lo >= l`` and
+    ``x_j - t_hi <= u``, so a crossed box (``l > u``, an IIS made of the bound alone)
+    is handled like any other; the new bounds always satisfy ``lower <= upper``.
+    """
     if side not in ("lower", "upper", "boxed"):
         raise ValueError(f"side must be 'lower', 'upper' or 'boxed', got {side!r}")
     j = model.col(col)
-    lb, ub = model.col_lower[j], model.col_upper[j]
+    lb, ub = float(model.col_lower[j]), float(model.col_upper[j])
+    move_lo = side != "upper" or lb > ub
+    move_hi = side != "lower" or lb > ub
     el = model.copy()
     el.cost = np.zeros(el.n_cols)
     el.sense = "min"
-    el.set_col_bounds(col, -INF if side != "upper" else lb, INF if side != "lower" else ub)
+    # the column keeps only the bounds that are not elastic
+    el.col_lower[j] = -INF if move_lo else lb
+    el.col_upper[j] = INF if move_hi else ub
     t_lo, t_hi = "__t_lo__", "__t_hi__"
-    el.add_col(t_lo, lower=0.0, upper=INF, cost=1.0)
-    el.add_col(t_hi, lower=0.0, upper=INF, cost=1.0)
-    terms = {col: 1.0, t_lo: 1.0, t_hi: -1.0}
-    el.add_row(
-        "__bound__",
-        terms,
-        lower=lb if side != "upper" else -INF,
-        upper=ub if side != "lower" else INF,
-    )
+    el.add_col(t_lo, lower=0.0, upper=INF if move_lo and math.isfinite(lb) else 0.0, cost=1.0)
+    el.add_col(t_hi, lower=0.0, upper=INF if move_hi and math.isfinite(ub) else 0.0, cost=1.0)
+    if move_lo and math.isfinite(lb):
+        el.add_row("__bound_lower__", {col: 1.0, t_lo: 1.0}, lower=lb)
+    if move_hi and math.isfinite(ub):
+        el.add_row("__bound_upper__", {col: 1.0, t_hi: -1.0}, upper=ub)
     sol = el.solve()
     if not sol.optimal:
         return None
@@ -100,4 +107,46 @@ def minimal_bound_shift(model: Model, col: str, side: str, *, tol: float = 1e-7)
     d_hi = float(sol.x[el.col(t_hi)])
     new_lb = lb - (d_lo + tol if d_lo > 0 else 0.0)
     new_ub = ub + (d_hi + tol if d_hi > 0 else 0.0)
+    if new_lb > new_ub:  # rounding on a crossed box: meet at the elastic solution
+        x = float(sol.x[j])
+        new_lb, new_ub = min(new_lb, x), max(new_ub, x)
     return Shift("bound", col, d_lo + d_hi, new_lb, new_ub)
+
+
+def phase_one(model: Model) -> tuple[np.ndarray, np.ndarray]:
+    """Per row, the violation and the normalised ``|dual|`` of the phase-1 elastic LP.
+
+    ``min Σ (s_lo + s_hi)`` over ``lo − s_lo <= a·x <= hi + s_hi`` with the column
+    bounds kept and integrality relaxed. The rows with a nonzero dual price form an
+    infeasible subsystem (the Farkas certificate); the violated ones are where the
+    cheapest fix would move. Both are zero when the bounds alone conflict.
+    """
+    m, n = model.n_rows, model.n_cols
+    zeros = np.zeros(m), np.zeros(m)
+    if m == 0:
+        return zeros
+    eye = sparse.identity(m, format="csr")
+    a = sparse.hstack([model.a, eye, -eye], format="csr")
+    fin_lo = np.isfinite(model.row_lower)
+    fin_hi = np.isfinite(model.row_upper)
+    el = Model(
+        [*model.col_names, *(f"__slo{i}__" for i in range(m)), *(f"__shi{i}__" for i in range(m))],
+        list(model.row_names),
+        np.concatenate([np.zeros(n), np.ones(2 * m)]),
+        np.concatenate([model.col_lower, np.zeros(2 * m)]),
+        np.concatenate([model.col_upper, np.where(fin_lo, INF, 0.0), np.where(fin_hi, INF, 0.0)]),
+        a,
+        model.row_lower,
+        model.row_upper,
+        None,
+        "min",
+    )
+    if np.any(model.col_lower > model.col_upper):
+        return zeros
+    sol = el.solve()
+    if not sol.optimal or sol.row_dual is None:
+        return zeros
+    viol = sol.x[n : n + m] + sol.x[n + m :]
+    dual = np.abs(np.asarray(sol.row_dual, float))
+    top = dual.max()
+    return (viol > 1e-7).astype(float), dual / top if top > 1e-12 else dual

@@ -6,7 +6,9 @@ names, history of (action, result), step count, objective). Actions:
 - diagnosis: ``GET_IIS``, ``CHECK_SLACK(c)``;
 - repair: ``RELAX_CONSTRAINT(c, eps)`` (loosen the row's bound by ``|eps|``: ``<=``
   rows ``rhs += |eps|``, ``>=`` rows ``rhs -= |eps|``, equalities ``rhs += eps``),
-  ``DROP_CONSTRAINT(c)``, ``UPDATE_RHS(c, v)``, ``UPDATE_BOUNDS(x, lb, ub)``, and
+  ``DROP_CONSTRAINT(c)``, ``UPDATE_RHS(c, v)``, ``UPDATE_BOUNDS(x, lb, ub)``,
+  ``FLIP_SENSE(c)`` (``a·x <= b`` ↔ ``a·x >= b``: the repair type A's ground-truth
+  fix names, which the official action set cannot express; added here), and
   ``REGENERATE`` (rebuild the model leaving out the rows in ``drop``; the analogue
   of the v3 whole-model code regeneration, reconstructed);
 - meta: ``RESET``, ``SUBMIT``.
@@ -39,6 +41,8 @@ from icml26.orloop.model import INF, Model, Solution
 from icml26.orloop.rewards import RewardConfig, step_reward
 from icml26.orloop.saboteur import Instance, difficulty
 
+HIGHS_INF = 1e20  # HiGHS reads any bound of this size as infinite
+
 
 class ActionType(StrEnum):
     GET_IIS = "GET_IIS"
@@ -47,6 +51,7 @@ class ActionType(StrEnum):
     DROP_CONSTRAINT = "DROP_CONSTRAINT"
     UPDATE_RHS = "UPDATE_RHS"
     UPDATE_BOUNDS = "UPDATE_BOUNDS"
+    FLIP_SENSE = "FLIP_SENSE"
     REGENERATE = "REGENERATE"
     RESET = "RESET"
     SUBMIT = "SUBMIT"
@@ -62,6 +67,7 @@ REPAIRS = frozenset(
         ActionType.DROP_CONSTRAINT,
         ActionType.UPDATE_RHS,
         ActionType.UPDATE_BOUNDS,
+        ActionType.FLIP_SENSE,
         ActionType.REGENERATE,
     }
 )
@@ -72,6 +78,7 @@ NEEDS_TARGET = frozenset(
         ActionType.DROP_CONSTRAINT,
         ActionType.UPDATE_RHS,
         ActionType.UPDATE_BOUNDS,
+        ActionType.FLIP_SENSE,
     }
 )
 NEEDS_VALUE = frozenset(
@@ -223,13 +230,22 @@ def apply_repair(model: Model, act: Action) -> Model:
             raise KeyError(f"no rows named {missing}")
         m.drop_rows(act.drop)
     elif t is ActionType.UPDATE_BOUNDS:
+        for v in (act.value, act.value2):
+            if v is not None and math.isfinite(v) and abs(v) >= HIGHS_INF:
+                raise ValueError(f"bound {v:g} is at or beyond HiGHS's infinity (1e20)")
         m.set_col_bounds(act.target, act.value, act.value2)  # type: ignore[arg-type]
+    elif t is ActionType.FLIP_SENSE:
+        i = m.row(act.target)  # type: ignore[arg-type]
+        lo, hi = m.row_lower[i], m.row_upper[i]
+        if math.isinf(lo) == math.isinf(hi):
+            raise ValueError(f"{act.target} is not a one-sided (<= or >=) row; no sense to flip")
+        m.set_row_bounds(act.target, *((hi, INF) if math.isinf(lo) else (-INF, lo)))  # type: ignore[arg-type]
     else:
         i = m.row(act.target)  # type: ignore[arg-type]
         lo, hi = m.row_lower[i], m.row_upper[i]
         v = float(act.value)  # type: ignore[arg-type]
-        if not math.isfinite(v):
-            raise ValueError(f"{t.value} needs a finite value, got {v}")
+        if not math.isfinite(v) or abs(v) >= HIGHS_INF:
+            raise ValueError(f"{t.value} needs a finite value below 1e20, got {v:g}")
         sense = m.row_sense(act.target)  # type: ignore[arg-type]
         if t is ActionType.RELAX_CONSTRAINT:
             eps = abs(v)
@@ -270,6 +286,9 @@ class DebugState:
     history: list[dict[str, Any]] = field(default_factory=list)
     last_result: dict[str, Any] = field(default_factory=dict)
     model: Model | None = field(default=None, repr=False, compare=False)
+    # the intended model's optimum from the instance record (``original_objective``);
+    # not in the prompt: only agents that are told to use it (MinimalRepair's oracle) do
+    intended_objective: float | None = None
 
     @property
     def iis_size(self) -> int:
@@ -325,6 +344,15 @@ class DebugState:
             lines += ["", f"## Objective Value: {self.objective}"]
         lines += ["", "What action should be taken next? Answer with one JSON object."]
         return "\n".join(lines)
+
+
+def diagnosis_target(iis: IIS) -> list[str]:
+    """What DA scores against: the IIS rows, or its columns when it has no rows.
+
+    The official DA compares blamed constraints with the IIS constraints; a
+    bound-only IIS (the official type H) names the variable instead.
+    """
+    return list(iis.rows) if iis.rows else list(iis.columns)
 
 
 class RepairEnv:
@@ -385,6 +413,7 @@ class RepairEnv:
         self.steps = 0
         self.success_at_step: int | None = 0 if sol.optimal else None
         self.diagnosed: list[str] = []
+        self.diagnosed_blind: list[str] = []
         self.history: list[dict[str, Any]] = []
         self.actions: list[dict[str, Any]] = []
         self.total_reward = 0.0
@@ -480,10 +509,18 @@ class RepairEnv:
                 sol, iis = self._reset_state  # type: ignore[misc]
                 self.solution, self.iis = sol, iis
                 return {"success": True}
-            self._repair(act)
         except (KeyError, ValueError) as err:
             return {"success": False, "error": str(err).strip("\"'")}
-        self._resolve()
+        # a repair: apply it and re-solve; anything the model or the solver rejects
+        # (a value HiGHS refuses, a NaN, a name that does not exist) rolls the step back
+        saved = (self.model, self.solution, self.iis)
+        try:
+            self.model = self.model.copy()
+            self._repair(act)
+            self._resolve()
+        except (KeyError, ValueError, TypeError, OverflowError, RuntimeError) as err:
+            self.model, self.solution, self.iis = saved
+            return {"success": False, "error": str(err).strip("\"'")}
         return {"success": True, "status": self.solution.status}
 
     def _repair(self, act: Action) -> None:
@@ -499,7 +536,7 @@ class RepairEnv:
                 "lower": m.col_lower[j],
                 "upper": m.col_upper[j],
                 "integer": bool(m.integrality[j]),
-                "in_iis": bool(self.iis and name in self.iis.columns),
+                "in_iis": bool(self._iis_visible and self.iis and name in self.iis.columns),
             }
         i = m.row(name)
         out: dict[str, Any] = {
@@ -508,7 +545,7 @@ class RepairEnv:
             "sense": m.row_sense(name),
             "rhs": m.row_rhs(name),
             "terms": m.row_terms(name),
-            "in_iis": bool(self.iis and name in self.iis.rows),
+            "in_iis": bool(self._iis_visible and self.iis and name in self.iis.rows),
             "slack": None,
         }
         if self.solution.optimal and self.solution.row_activity is not None:
@@ -516,7 +553,15 @@ class RepairEnv:
             out["slack"] = float(min(m.row_upper[i] - act, act - m.row_lower[i]))
         return out
 
+    @property
+    def _iis_visible(self) -> bool:
+        return self.reveal_iis or self._iis_requested
+
     def _record_diagnosis(self, act: Action, valid: bool) -> None:
+        if not (self.reveal_iis or self._iis_requested):  # no IIS seen yet
+            for n in act.diagnosis:
+                if n and n not in self.diagnosed_blind:
+                    self.diagnosed_blind.append(n)
         names = list(act.diagnosis)
         if valid and act.type.is_repair:
             names += list(act.drop) if act.type is ActionType.REGENERATE else [act.target]
@@ -550,13 +595,14 @@ class RepairEnv:
             history=list(self.history),
             last_result=result,
             model=self.model,
+            intended_objective=self.instance.original_objective if self.instance else None,
         )
 
     # -- outcome ------------------------------------------------------------------------------
     def result(self, agent: str = "") -> EpisodeResult:
         """The :class:`~icml26.orloop.metrics.EpisodeResult` of the episode so far."""
         inst = self.instance
-        iis_sets = [list(inst.iis.rows)] if inst else []
+        iis_sets = [diagnosis_target(inst.iis)] if inst else []
         return EpisodeResult(
             problem_id=inst.problem_id if inst else self.base.name,
             agent=agent,
@@ -569,6 +615,7 @@ class RepairEnv:
             remaining_constraints=list(self.model.row_names),
             original_constraints=list(inst.original_constraints) if inst else [],
             diagnosed=list(self.diagnosed),
+            diagnosed_blind=list(self.diagnosed_blind),
             iis_sets=iis_sets,
             total_reward=self.total_reward,
             error_type=inst.error_type if inst else "",

@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 
 from icml26.orloop.candidates import FEATURES, Candidate, apply_candidate, candidate_repairs
+from icml26.orloop.env import diagnosis_target
 from icml26.orloop.iis import compute_iis
 from icml26.orloop.metrics import optimality_preservation
 from icml26.orloop.model import Model, Solution
@@ -47,6 +48,11 @@ class GRPOConfig:
     graded: bool = True
     filter_zero_variance: bool = True
     seed: int = 0
+    # convergence on training data: stop when the smoothed mean training reward has not
+    # improved by ``min_delta`` for ``patience`` iterations (``iterations`` is the cap)
+    patience: int | None = None
+    min_delta: float = 1.0
+    smoothing: float = 0.5
 
 
 @dataclass
@@ -62,6 +68,12 @@ class _Node:
 class _Problem:
     instance: Instance
     nodes: dict[tuple[str, ...], _Node] = field(default_factory=dict)
+    _diag: np.ndarray | None = None
+
+    def diag_features(self) -> np.ndarray:
+        if self._diag is None:
+            self._diag = diagnosis_features(self.instance.model)
+        return self._diag
 
     def node(self, path: tuple[str, ...], parent: _Node | None, cand: Candidate | None) -> _Node:
         if path in self.nodes:
@@ -120,7 +132,7 @@ def _rollout(
         g_theta += f[k] - p @ f
         chosen = cands[k]
         if t == 0:
-            g = diagnosis_features(node.model, list(node.iis_rows), chosen.action.target)
+            g = problem.diag_features()
             q = sigmoid(g @ phi)
             y = rng.random(q.shape) < q
             g_phi += ((y - q)[:, None] * g).sum(0)
@@ -138,7 +150,7 @@ def _rollout(
     parts = composite_reward(
         status,
         diagnosed,
-        inst.iis.rows,
+        diagnosis_target(inst.iis),
         steps,
         op=op if config.graded else None,
         graded=config.graded and op is not None,
@@ -169,6 +181,11 @@ def train_grpo(
     m_p, v_p = np.zeros_like(phi), np.zeros_like(phi)
     history: list[dict[str, float]] = []
     b1, b2, eps = 0.9, 0.999, 1e-8
+    if config.patience is not None and config.patience < 1:
+        raise ValueError(f"patience must be positive, got {config.patience}")
+    smooth: float | None = None
+    best: float | None = None
+    stale = 0
     steps = range(config.iterations)
     for it in progress(steps, desc="GRPO") if show_progress else steps:
         batch = rng.choice(
@@ -202,8 +219,21 @@ def train_grpo(
                 m_hat = m / (1 - b1 ** (it + 1))
                 v_hat = v / (1 - b2 ** (it + 1))
                 param += config.learning_rate * m_hat / (np.sqrt(v_hat) + eps)
-        history.append(
-            {"iteration": it, "mean_reward": float(np.mean(rewards)), "groups_used": used}
+        mean_r = float(np.mean(rewards))
+        smooth = (
+            mean_r
+            if smooth is None
+            else config.smoothing * smooth + (1 - config.smoothing) * mean_r
         )
-        log.info("GRPO iteration %d: mean reward %.2f", it, np.mean(rewards))
+        history.append(
+            {"iteration": it, "mean_reward": mean_r, "smoothed": smooth, "groups_used": used}
+        )
+        log.info("GRPO iteration %d: mean reward %.2f", it, mean_r)
+        if best is None or smooth > best + config.min_delta:
+            best, stale = smooth, 0
+        else:
+            stale += 1
+        if config.patience is not None and stale >= config.patience:
+            log.info("GRPO stopped at iteration %d: reward plateau", it)
+            break
     return LearnedPolicy(theta, phi), history

@@ -13,10 +13,14 @@ endpoint for ORBias order quantities.
 
 from __future__ import annotations
 
+import ipaddress
 import json
+import logging
+import math
 import os
 import re
 import urllib.error
+import urllib.parse
 import urllib.request
 from dataclasses import dataclass, field
 from typing import Any
@@ -37,6 +41,7 @@ conflicts, while keeping the problem the modeller intended.
 - RELAX_CONSTRAINT(constraint, epsilon): loosen a constraint's bound by epsilon
 - UPDATE_RHS(constraint, value): set the right-hand side
 - UPDATE_BOUNDS(variable, lb, ub): set a variable's bounds
+- FLIP_SENSE(constraint): turn a <= constraint into >= (or back) with the same right-hand side
 - RESET: restore the original model
 - SUBMIT: submit the current model
 
@@ -45,26 +50,46 @@ Always respond with one JSON object:
 {"reasoning": "...", "action": "ACTION_NAME", "target": "name", "value": 0.0, "value2": 0.0,
  "diagnosis": ["names of the constraints you believe conflict"]}
 "target" is required for CHECK_SLACK, DROP_CONSTRAINT, RELAX_CONSTRAINT, UPDATE_RHS,
-UPDATE_BOUNDS; "value" for RELAX_CONSTRAINT, UPDATE_RHS, UPDATE_BOUNDS (lb); "value2" for
+UPDATE_BOUNDS, FLIP_SENSE;
+"value" for RELAX_CONSTRAINT, UPDATE_RHS, UPDATE_BOUNDS (lb); "value2" for
 UPDATE_BOUNDS (ub)."""
+
+
+log = logging.getLogger(__name__)
 
 
 class ChatError(RuntimeError):
     """The endpoint could not be reached or answered with something other than a chat reply."""
 
 
+def is_loopback(host: str | None) -> bool:
+    """True for ``localhost`` and loopback addresses (127.0.0.0/8, ::1)."""
+    if not host:
+        return False
+    if host.lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
 @dataclass
 class ChatClient:
     """A minimal OpenAI-compatible chat client.
 
-    ``api_key`` defaults to the environment variable named by ``api_key_env`` (none
-    is needed for local servers).
+    Secrets: ``api_key`` is never part of ``repr`` or of an error message. When it
+    is not given, the environment variable named by ``api_key_env`` is read at the
+    moment a request is sent (not at construction), and only for ``https`` URLs or
+    loopback hosts: a key is never sent over plain ``http`` to another host (an
+    explicit key with such a URL is a ``ValueError``). Local servers need no key;
+    ``api_key_env=None`` turns the environment look-up off.
     """
 
     base_url: str
     model: str
-    api_key: str | None = None
-    api_key_env: str = "OPENAI_API_KEY"
+    api_key: str | None = field(default=None, repr=False)
+    api_key_env: str | None = "OPENAI_API_KEY"
     temperature: float = 0.0
     max_tokens: int = 512
     timeout: float = 60.0
@@ -81,8 +106,41 @@ class ChatClient:
         if self.backend not in ("urllib", "openai"):
             raise ValueError(f"backend must be 'urllib' or 'openai', got {self.backend!r}")
         self.base_url = self.base_url.rstrip("/")
-        if self.api_key is None:
-            self.api_key = os.environ.get(self.api_key_env)
+        if self.api_key is not None and not isinstance(self.api_key, str):
+            raise TypeError(f"api_key must be a string, got {type(self.api_key).__name__}")
+        if self.api_key and not self.key_may_be_sent:
+            raise ValueError(
+                f"refusing to send an API key over plain http to {self.host!r}; "
+                "use an https:// base_url or a loopback host"
+            )
+
+    @property
+    def host(self) -> str | None:
+        return urllib.parse.urlsplit(self.base_url).hostname
+
+    @property
+    def key_may_be_sent(self) -> bool:
+        """A key travels only over https or to a loopback host."""
+        return self.base_url.startswith("https://") or is_loopback(self.host)
+
+    def __repr__(self) -> str:
+        key = "set" if self.api_key else "unset"
+        return (
+            f"ChatClient(base_url={self.base_url!r}, model={self.model!r}, api_key=<{key}>, "
+            f"api_key_env={self.api_key_env!r}, backend={self.backend!r})"
+        )
+
+    def _key(self) -> str | None:
+        """The key to send now, read from the environment only when needed and allowed."""
+        if not self.key_may_be_sent:
+            return None
+        if self.api_key:
+            return self.api_key
+        return os.environ.get(self.api_key_env) if self.api_key_env else None
+
+    def _scrub(self, text: str) -> str:
+        key = self._key()
+        return text.replace(key, "***") if key else text
 
     def complete(self, messages: list[dict[str, str]]) -> str:
         """The assistant's reply to ``messages``."""
@@ -97,8 +155,9 @@ class ChatClient:
             }
         ).encode()
         headers = {"Content-Type": "application/json"}
-        if self.api_key:
-            headers["Authorization"] = f"Bearer {self.api_key}"
+        key = self._key()
+        if key:
+            headers["Authorization"] = f"Bearer {key}"
         req = urllib.request.Request(
             f"{self.base_url}/chat/completions", data=body, headers=headers, method="POST"
         )
@@ -106,11 +165,13 @@ class ChatClient:
             with urllib.request.urlopen(req, timeout=self.timeout) as resp:
                 data = json.loads(resp.read().decode())
         except urllib.error.HTTPError as err:
-            raise ChatError(f"{self.base_url} answered HTTP {err.code}: {err.reason}") from err
+            raise ChatError(
+                self._scrub(f"{self.base_url} answered HTTP {err.code}: {err.reason}")
+            ) from None
         except (urllib.error.URLError, TimeoutError, OSError) as err:
-            raise ChatError(f"could not reach {self.base_url}: {err}") from err
+            raise ChatError(self._scrub(f"could not reach {self.base_url}: {err}")) from None
         except json.JSONDecodeError as err:
-            raise ChatError(f"{self.base_url} did not answer with JSON: {err}") from err
+            raise ChatError(f"{self.base_url} did not answer with JSON: {err.msg}") from None
         try:
             text = data["choices"][0]["message"]["content"]
         except (KeyError, IndexError, TypeError):
@@ -129,7 +190,7 @@ class ChatClient:
                 "backend='openai' needs the extra: pip install icml26-orloop[openai]"
             ) from err
         client = openai.OpenAI(
-            base_url=self.base_url, api_key=self.api_key or "none", timeout=self.timeout
+            base_url=self.base_url, api_key=self._key() or "none", timeout=self.timeout
         )
         try:
             resp = client.chat.completions.create(
@@ -139,11 +200,13 @@ class ChatClient:
                 max_tokens=self.max_tokens,
             )
         except openai.OpenAIError as err:
-            raise ChatError(f"{self.base_url}: {err}") from err
+            raise ChatError(self._scrub(f"{self.base_url}: {err}")) from None
         if resp.usage is not None:
             self.usage["prompt"] += resp.usage.prompt_tokens
             self.usage["completion"] += resp.usage.completion_tokens
         self.usage["calls"] += 1
+        if not resp.choices:
+            raise ChatError(f"{self.base_url} answered without choices")
         return resp.choices[0].message.content or ""
 
 
@@ -175,27 +238,44 @@ class LLMAgent:
             reply = self.client.complete(messages)
         except ChatError as err:
             # an unreachable endpoint is an invalid action, so the episode records it
+            log.warning("chat endpoint failed: %s", err)
             reply = json.dumps({"action": "INVALID", "reasoning": str(err)})
         self.turns.append({"role": "assistant", "content": reply})
         return reply
 
 
 class ChatNewsvendorAgent:
-    """ORBias decisions from a chat model: it is asked for one order quantity."""
+    """ORBias decisions from a chat model: it is asked for one order quantity.
+
+    A failed call or a reply without a usable number is not an exception: the
+    decision is NaN (counted in ``failures``), which the bias metrics skip and report.
+    """
 
     def __init__(self, client: ChatClient, *, name: str | None = None) -> None:
         self.client = client
         self.name = name or f"LLM ({client.model})"
+        self.failures = 0
 
     def decide(self, instance: Any) -> float:
         prompt = (
             f"{instance.describe()}\nHow many units should be ordered? "
             'Answer with one JSON object: {"order_quantity": <number>}.'
         )
-        reply = self.client.complete([{"role": "user", "content": prompt}])
+        try:
+            reply = self.client.complete([{"role": "user", "content": prompt}])
+        except ChatError as err:
+            log.warning("chat endpoint failed: %s", err)
+            self.failures += 1
+            return math.nan
         match = re.search(r'"order_quantity"\s*:\s*(-?[0-9.eE+-]+)', reply) or re.search(
             r"(-?\d+(?:\.\d+)?)", reply
         )
-        if not match:
-            raise ValueError(f"the model's reply holds no order quantity: {reply[:120]!r}")
-        return float(match.group(1))
+        try:
+            value = float(match.group(1)) if match else math.nan
+        except ValueError:
+            value = math.nan
+        if not math.isfinite(value):
+            log.warning("the model's reply holds no order quantity: %r", reply[:120])
+            self.failures += 1
+            return math.nan
+        return value

@@ -2,6 +2,7 @@
 
 - **RR@k**: share of episodes that reach OPTIMAL within ``k`` steps, counting the
   steps to the *first* OPTIMAL (not to the final SUBMIT).
+- **DA_blind**: DA of what was blamed before any IIS was shown (``reveal_iis=False``).
 - **DA** (diagnostic recall) ``= |diagnosed ∩ IIS| / |IIS|``, summed over episodes
   (micro average), and diagnostic precision ``|diagnosed ∩ IIS| / |diagnosed|``.
   IISs are not unique; every episode carries the IISs that count as correct and is
@@ -47,6 +48,8 @@ class EpisodeResult:
     difficulty: str = ""
     family: str = ""
     actions: list[dict[str, Any]] = field(default_factory=list)
+    # names blamed before the agent had seen any IIS (``RepairEnv(reveal_iis=False)``)
+    diagnosed_blind: list[str] = field(default_factory=list)
 
     @property
     def op(self) -> float | None:
@@ -103,11 +106,17 @@ def diagnostic_scores(
     return best[2], best[3], len(diag)
 
 
-def diagnostic_accuracy(results: Sequence[EpisodeResult]) -> tuple[float | None, float | None]:
-    """Micro-averaged ``(recall, precision)`` of the diagnoses over episodes."""
+def diagnostic_accuracy(
+    results: Sequence[EpisodeResult], *, blind: bool = False
+) -> tuple[float | None, float | None]:
+    """Micro-averaged ``(recall, precision)`` of the diagnoses over episodes.
+
+    ``blind=True`` scores only what was blamed before any IIS was shown (DA without
+    the IIS revealed): copying the solver's IIS earns nothing there.
+    """
     hits = total = said = said_hits = 0
     for r in results:
-        h, n, d = diagnostic_scores(r.diagnosed, r.iis_sets)
+        h, n, d = diagnostic_scores(r.diagnosed_blind if blind else r.diagnosed, r.iis_sets)
         if n == 0:
             continue
         hits += h
@@ -154,6 +163,9 @@ def summarize(
     da, dp = diagnostic_accuracy(results)
     out["DA"] = float("nan") if da is None else da
     out["DP"] = float("nan") if dp is None else dp
+    da_b, dp_b = diagnostic_accuracy(results, blind=True)
+    out["DA_blind"] = float("nan") if da_b is None else da_b
+    out["DP_blind"] = float("nan") if dp_b is None else dp_b
     ops = [r.op for r in results if r.op is not None]
     fps = [r.fp for r in results if r.fp is not None]
     drifts = [d for r in results if (d := semantic_drift(r)) is not None]

@@ -56,7 +56,9 @@ def check_mps_file(path: str | Path) -> None:
     text = raw.decode("utf-8", errors="replace")
     section: str | None = None
     rows: set[str] = set()
+    cols: set[str] = set()
     seen_data = False
+    last = 0
 
     def fail(lineno: int, why: str, line: str) -> None:
         raise MPSFormatError(f"{path}:{lineno}: {why}: {line.strip()!r}")
@@ -64,6 +66,7 @@ def check_mps_file(path: str | Path) -> None:
     for lineno, line in enumerate(text.splitlines(), start=1):
         if not line.strip() or line.lstrip().startswith("*"):
             continue
+        last = lineno
         tokens = line.split()
         if not line[0].isspace():  # a section header starts in column 1
             head = tokens[0].upper()
@@ -108,6 +111,7 @@ def check_mps_file(path: str | Path) -> None:
                     fail(lineno, f"row {r!r} is not declared in ROWS", line)
                 if not _number(v):
                     fail(lineno, f"{v!r} is not a number", line)
+            cols.add(tokens[0])
         elif section in ("RHS", "RANGES"):
             if len(tokens) not in (2, 3, 4, 5):
                 fail(lineno, f"a {section} line is: [set] row value [row value]", line)
@@ -127,5 +131,12 @@ def check_mps_file(path: str | Path) -> None:
                     fail(lineno, f"bound {kind} needs: [set] column", line)
             else:
                 fail(lineno, f"unknown bound type {tokens[0]!r}", line)
+            has_value = kind in BOUND_TYPES_WITH_VALUE
+            col = tokens[-2] if has_value else tokens[-1]
+            if col not in cols:
+                fail(lineno, f"column {col!r} is not declared in COLUMNS", line)
     if not seen_data:
         raise MPSFormatError(f"{path}:1: no ROWS or COLUMNS data found; is this an MPS file?")
+    raise MPSFormatError(
+        f"{path}:{last}: the file ends without ENDATA (truncated?) in section {section}"
+    )

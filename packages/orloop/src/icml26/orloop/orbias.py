@@ -193,6 +193,7 @@ class BiasReport:
     alpha_id: float
     alpha_ood: float
     alpha: float  # fitted on both splits together
+    n_failed: int = 0  # decisions that were not a finite number
 
 
 def relative_bias(q: Sequence[float], q_star: Sequence[float]) -> np.ndarray:
@@ -205,29 +206,55 @@ def relative_bias(q: Sequence[float], q_star: Sequence[float]) -> np.ndarray:
     return (q - qs) / qs
 
 
+def pull_to_centre_fit(
+    q: Sequence[float], q_star: Sequence[float], mean: Sequence[float]
+) -> tuple[float, float]:
+    """Least squares ``(q − q*)/q* = β + α·(μ − q*)/q*``: the pull ``α`` and an intercept ``β``.
+
+    The intercept takes up a level bias that does not depend on the distance to
+    mean demand (for instance the ``exp(σ²/2) − 1`` of multiplicative decision noise),
+    which a fit through the origin would fold into ``α``.
+    """
+    b = relative_bias(q, q_star)
+    g = (np.asarray(mean, float) - np.asarray(q_star, float)) / np.asarray(q_star, float)
+    if g.size < 2 or float(np.ptp(g)) <= 1e-12:
+        raise ValueError(
+            "α is not identifiable: (μ − q*)/q* must take at least two distinct values"
+        )
+    x = np.column_stack([np.ones_like(g), g])
+    (beta, alpha), *_ = np.linalg.lstsq(x, b, rcond=None)
+    return float(alpha), float(beta)
+
+
 def pull_to_centre_alpha(
     q: Sequence[float], q_star: Sequence[float], mean: Sequence[float]
 ) -> float:
-    """Least-squares ``α`` in ``(q − q*)/q* = α·(μ − q*)/q*`` (the pull towards mean demand)."""
-    b = relative_bias(q, q_star)
-    g = (np.asarray(mean, float) - np.asarray(q_star, float)) / np.asarray(q_star, float)
-    denom = float(g @ g)
-    if denom <= 0:
-        raise ValueError("every q* equals its mean demand: α is not identifiable")
-    return float(g @ b / denom)
+    """The pull ``α`` of :func:`pull_to_centre_fit` (least squares with an intercept)."""
+    return pull_to_centre_fit(q, q_star, mean)[0]
 
 
 def evaluate_bias(
     agent: DecisionAgent, in_dist: Sequence[Newsvendor], out_dist: Sequence[Newsvendor]
 ) -> BiasReport:
-    """Mean relative bias in- and out-of-distribution, the drift, and the fitted ``α``."""
+    """Mean relative bias in- and out-of-distribution, the drift, and the fitted ``α``.
+
+    A decision that is not a finite number (an LLM that gave no usable answer) is
+    left out of the scores and counted in ``n_failed``.
+    """
+    failed = 0
 
     def run(items: Sequence[Newsvendor]) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        nonlocal failed
         if not items:
             raise ValueError("evaluate_bias needs instances in both splits")
         qs = np.array([it.optimal_quantity() for it in items])
         q = np.array([agent.decide(it) for it in items], dtype=float)
         mu = np.array([it.mean for it in items])
+        ok = np.isfinite(q)
+        failed += int((~ok).sum())
+        if ok.sum() < 2:
+            raise ValueError(f"{agent.name} gave fewer than two usable decisions in a split")
+        q, qs, mu = q[ok], qs[ok], mu[ok]
         return relative_bias(q, qs), q, qs, mu
 
     b_id, *d_id = run(in_dist)
@@ -243,4 +270,5 @@ def evaluate_bias(
         alpha_id=a_id,
         alpha_ood=a_ood,
         alpha=pull_to_centre_alpha(*pooled),
+        n_failed=failed,
     )

@@ -5,8 +5,9 @@ the method and shrink the model (reconstructed, as the brief plans): the policy
 scores each candidate repair of the current IIS (:mod:`~icml26.orloop.candidates`)
 with a linear function of its features, ``π(a|s) = softmax(F_s θ)``, and declares a
 diagnosis — the rows it blames — with a logistic head per row,
-``p(row blamed) = σ(g_row · φ)``. The diagnosis rides on the first repair action
-(the ``"diagnosis"`` field of the JSON action), as the LLM's reasoning does in the
+``p(row blamed) = σ(g_row · φ)``, over features of the model and of its own phase-1
+solve (not of the IIS it is shown). The diagnosis rides on the first action (the
+``"diagnosis"`` field of the JSON action), as the LLM's reasoning does in the
 paper's composite reward. Trained by :func:`~icml26.orloop.grpo.train_grpo`.
 """
 
@@ -18,28 +19,55 @@ from pathlib import Path
 import numpy as np
 
 from icml26.orloop.candidates import FEATURES, Candidate, candidate_repairs
+from icml26.orloop.elastic import phase_one
 from icml26.orloop.env import Action, ActionType, DebugState
 from icml26.orloop.model import Model
 
-DIAG_FEATURES = ("bias", "in_iis", "repair_target", "density", "zero_cost_share", "single_column")
+DIAG_FEATURES = (
+    "bias",
+    "phase1_dual",
+    "phase1_priced",
+    "phase1_violated",
+    "density",
+    "zero_cost_share",
+    "single_column",
+    "has_twin",
+)
 
 
-def diagnosis_features(model: Model, iis_rows: list[str], target: str | None) -> np.ndarray:
-    """One row of features per model row (order of ``model.row_names``)."""
-    iis = set(iis_rows)
+def diagnosis_features(model: Model) -> np.ndarray:
+    """One row of features per model row (order of ``model.row_names``).
+
+    Built from the model alone and one phase-1 elastic solve of the policy's own
+    (:func:`~icml26.orloop.elastic.phase_one`), never from the IIS the solver shows:
+    the diagnosis is declared before any IIS is seen, so DA measures what the head
+    learned rather than a copy of the observation.
+    """
     n = max(1, model.n_cols)
     out = np.zeros((model.n_rows, len(DIAG_FEATURES)))
+    if model.n_rows == 0:
+        return out
+    violated, dual = phase_one(model)
     nnz = np.diff(model.a.indptr)
     zero = (model.cost == 0).astype(float)
-    for i, r in enumerate(model.row_names):
+    supports = [
+        frozenset(model.a.indices[model.a.indptr[i] : model.a.indptr[i + 1]].tolist())
+        for i in range(model.n_rows)
+    ]
+    count: dict[frozenset[int], int] = {}
+    for sup in supports:
+        count[sup] = count.get(sup, 0) + 1
+    for i in range(model.n_rows):
         cols = model.a.indices[model.a.indptr[i] : model.a.indptr[i + 1]]
         out[i] = (
             1.0,
-            float(r in iis),
-            float(r == target),
+            dual[i],
+            float(dual[i] > 1e-9),
+            violated[i],
             nnz[i] / n,
             float(zero[cols].mean()) if cols.size else 0.0,
             float(nnz[i] == 1),
+            float(count[supports[i]] > 1),
         )
     return out
 
@@ -90,8 +118,9 @@ class LearnedPolicy:
             return int(np.argmax(p))
         return int(self.rng.choice(len(cands), p=p))
 
-    def diagnose(self, model: Model, iis_rows: list[str], target: str | None) -> tuple[str, ...]:
-        g = diagnosis_features(model, iis_rows, target)
+    def diagnose(self, model: Model) -> tuple[str, ...]:
+        """The rows the head blames (``p > 0.5``; sampled when not greedy)."""
+        g = diagnosis_features(model)
         p = sigmoid(g @ self.phi)
         keep = p > 0.5 if self.greedy else self.rng.random(p.shape) < p
         return tuple(r for r, k in zip(model.row_names, keep, strict=True) if k)
@@ -99,10 +128,13 @@ class LearnedPolicy:
     def act(self, state: DebugState) -> Action:
         if state.is_optimal():
             return Action(ActionType.SUBMIT)
+        diagnosis: tuple[str, ...] = ()
+        if not self._declared and state.model is not None:
+            self._declared = True
+            diagnosis = self.diagnose(state.model)
         if not (state.iis_constraints or state.iis_bounds) or state.model is None:
-            return (
-                Action(ActionType.GET_IIS) if state.is_infeasible() else Action(ActionType.SUBMIT)
-            )
+            kind = ActionType.GET_IIS if state.is_infeasible() else ActionType.SUBMIT
+            return Action(kind, diagnosis=diagnosis)
         cands = candidate_repairs(
             state.model,
             state.iis_constraints,
@@ -110,12 +142,8 @@ class LearnedPolicy:
             probe=self.probe,
         )
         if not cands:
-            return Action(ActionType.SUBMIT)
+            return Action(ActionType.SUBMIT, diagnosis=diagnosis)
         pick = cands[self.choose(cands)].action
-        if self._declared:
-            return pick
-        self._declared = True
-        diagnosis = self.diagnose(state.model, state.iis_constraints, pick.target)
         return Action(
             pick.type,
             target=pick.target,

@@ -18,7 +18,9 @@ Follows the official generator (``saboteur_agent.py``, ``generate_dataset.py``):
   D a contradicting copy of a row (easy) or a cycle of auxiliary chain rows (hard);
   E two interlocked rows on ``x_a + x_b``; F an auxiliary variable linked to ``x_t``
   carrying an impossible bound row; G a cascading pair ``x <= v-5``, ``x >= v+5``;
-  H a tightened lower bound behind a symptom row; I a box whose upper row is
+  H a lower bound raised past the upper bound behind a symptom row (official: the
+  IIS is the bound alone), and H2 the same with the bound kept below the upper one
+  (this package's variant); I a box whose upper row is
   tightened below its lower row (several repairs work, one keeps the objective).
 - **Difficulty** by IIS size (rows + bounds): easy <= 2, medium 3–5, hard >= 6.
 - **Validation**: the intended model is OPTIMAL, the sabotaged one INFEASIBLE, and the
@@ -27,9 +29,8 @@ Follows the official generator (``saboteur_agent.py``, ``generate_dataset.py``):
 
 Injected rows and columns get neutral random names (``c_3fa2c1``), as the official
 code does for types G–I, so that a name never gives the error away.
-Deviations: H raises the lower bound to between the symptom row's right-hand side
-and the upper bound (the official ``max(5v, 50)`` exceeds the upper bound 10, which
-HiGHS treats as a malformed model).
+HiGHS (1.16) solves a crossed box ``lb > ub`` as INFEASIBLE and returns the bound as
+the IIS, so the official H is kept as it is.
 """
 
 from __future__ import annotations
@@ -44,13 +45,16 @@ import numpy as np
 from scipy import sparse
 
 from icml26.orloop.edits import Edit, apply_edits
-from icml26.orloop.iis import IIS, compute_iis
+from icml26.orloop.iis import IIS, compute_iis, iis_is_irreducible
 from icml26.orloop.model import INF, Model, Solution
 from icml26.shared import numpy_rng
 
 log = logging.getLogger(__name__)
 
 ERROR_TYPES = ("A", "B", "C", "D", "E", "F", "G", "H", "I")
+# variants kept next to the paper's nine: H2 is H with the raised bound below the upper one
+VARIANT_TYPES = ("H2",)
+ALL_TYPES = (*ERROR_TYPES, *VARIANT_TYPES)
 LP_TYPES = ("A", "C", "D", "E", "F", "G", "H", "I")
 MILP_TYPES = ("B", "A", "D")
 ERROR_NAMES = {
@@ -62,6 +66,7 @@ ERROR_NAMES = {
     "F": "hidden dependency",
     "G": "cascading conflict",
     "H": "IIS shows the symptom, not the root-cause bound",
+    "H2": "root-cause bound below the upper bound (variant of H)",
     "I": "several repairs, one keeps the objective",
 }
 TIERS = ("easy", "medium", "hard")
@@ -444,6 +449,55 @@ def _inject_g(model: Model, sol: Solution, rng: np.random.Generator) -> Sabotage
 
 
 def _inject_h(model: Model, sol: Solution, rng: np.random.Generator) -> Sabotage | None:
+    """Type H as the official ``inject_type_h_robust``: a bound-only IIS.
+
+    The first variable with ``0 < x* < 50`` and ``lb >= 0`` gets a symptom row
+    ``x <= x* + 5`` and its lower bound raised to ``max(5·x*, 50)``. With the seed
+    models' upper bound 10 (15 for integers) the box is crossed (``lb > ub``), so the
+    IIS is the variable's bound alone: no row to drop restores the model, only
+    putting the bound back does.
+    """
+    for j, v in enumerate(sol.x):
+        lo, hi = model.col_lower[j], model.col_upper[j]
+        if not (0 < v < 50 and lo >= 0):
+            continue
+        col = model.col_names[j]
+        reference = model.copy()
+        symptom = _fresh(reference, rng, "c")
+        reference.add_row(symptom, {col: 1.0}, upper=v + 5)
+        new_lb = max(5 * v, 50.0)
+        broken = reference.copy()
+        broken.col_lower[j] = new_lb  # may cross the upper bound, as in the official code
+        if not broken.is_infeasible(exact=False):
+            continue
+        return Sabotage(
+            "H",
+            reference,
+            broken,
+            [Edit("set_col_bounds", col=col, lower=lo, upper=hi)],
+            col,
+            f"IIS-INCOMPLETE: the symptom constraint {symptom} appears to be the problem, but "
+            f"the root cause is the tightened lower bound on {col} (changed from {lo:g} to "
+            f"{new_lb:g}). Restore {col}.LB = {lo:g}, do not just drop {symptom}.",
+            {
+                "variant": "official",
+                "symptom_row": symptom,
+                "column": col,
+                "original_lb": lo,
+                "new_lb": new_lb,
+                "crossed_box": bool(new_lb > hi),
+            },
+        )
+    return None
+
+
+def _inject_h2(model: Model, sol: Solution, rng: np.random.Generator) -> Sabotage | None:
+    """Type H2 (this package's variant of H): the raised lower bound stays below the upper one.
+
+    The lower bound moves to between the symptom row's right-hand side and the upper
+    bound, so the IIS holds the symptom row and the bound and dropping the row
+    "works" while moving the objective.
+    """
     for j, v in enumerate(sol.x):
         lo, hi = model.col_lower[j], model.col_upper[j]
         if not (0 < v < 50 and lo >= 0 and hi - (v + 5) > 0.5):
@@ -457,14 +511,20 @@ def _inject_h(model: Model, sol: Solution, rng: np.random.Generator) -> Sabotage
         if not broken.is_infeasible(exact=False):
             continue
         return Sabotage(
-            "H",
+            "H2",
             reference,
             broken,
             [Edit("set_col_bounds", col=col, lower=lo, upper=hi)],
             col,
             f"The root cause is the lower bound of {col} (raised from {lo:g} to {new_lb:.4g}), "
             f"not the symptom row {symptom}",
-            {"symptom_row": symptom, "column": col, "original_lb": lo, "new_lb": new_lb},
+            {
+                "variant": "below_upper",
+                "symptom_row": symptom,
+                "column": col,
+                "original_lb": lo,
+                "new_lb": new_lb,
+            },
         )
     return None
 
@@ -504,6 +564,7 @@ INJECTORS: dict[str, Callable[[Model, Solution, np.random.Generator], Sabotage |
     "F": _inject_f,
     "G": _inject_g,
     "H": _inject_h,
+    "H2": _inject_h2,
     "I": _inject_i,
 }
 
@@ -520,7 +581,7 @@ def inject(
     ``solution`` is the model's optimal solution when already known.
     """
     if error_type not in INJECTORS:
-        raise ValueError(f"unknown error type {error_type!r}; expected one of {ERROR_TYPES}")
+        raise ValueError(f"unknown error type {error_type!r}; expected one of {ALL_TYPES}")
     if not isinstance(rng, np.random.Generator):
         raise TypeError(f"rng must be a numpy Generator, got {type(rng).__name__}")
     sol = solution if solution is not None else model.solve()
@@ -545,7 +606,7 @@ class Instance:
     ground_truth_fix: str
     target_name: str
     iis: IIS
-    original_objective: float
+    original_objective: float | None
     original_constraints: list[str]
     problem_nl: str
     meta: dict[str, Any] = field(default_factory=dict)
@@ -588,32 +649,41 @@ class Instance:
 
 @dataclass(frozen=True)
 class Validation:
-    """The three-way check of an instance."""
+    """The three-way check of an instance, by re-solving.
 
-    original_optimal: bool
+    ``original_optimal`` and ``fix_restores`` are None for a record that carries no
+    replayable fix (the authors' released records): they cannot be checked.
+    """
+
+    original_optimal: bool | None
     sabotaged_infeasible: bool
-    fix_restores: bool
+    fix_restores: bool | None
     iis_valid: bool
 
     @property
     def ok(self) -> bool:
         return (
-            self.original_optimal
+            self.original_optimal is not False
             and self.sabotaged_infeasible
-            and self.fix_restores
+            and self.fix_restores is not False
             and self.iis_valid
         )
 
 
 def validate(instance: Instance, *, rtol: float = 1e-6) -> Validation:
-    """Original (intended) model OPTIMAL, sabotaged INFEASIBLE, fix restores the objective."""
-    ref = instance.reference.solve()
+    """Re-solve: intended model OPTIMAL with the recorded objective, sabotaged INFEASIBLE,
+    and the recorded IIS still infeasible and irreducible (checked by re-solving with
+    each member relaxed in turn; the stored ``valid`` flag is not trusted)."""
     broken = instance.model.solve()
+    iis_ok = iis_is_irreducible(instance.model, instance.iis)
+    if not instance.fix:
+        return Validation(None, broken.infeasible, None, iis_ok)
+    ref = instance.reference.solve()
+    z = instance.original_objective
     restores = bool(
-        ref.optimal
-        and math.isclose(ref.objective, instance.original_objective, rel_tol=rtol, abs_tol=1e-7)
+        ref.optimal and z is not None and math.isclose(ref.objective, z, rel_tol=rtol, abs_tol=1e-7)
     )
-    return Validation(ref.optimal, broken.infeasible, restores, instance.iis.valid)
+    return Validation(ref.optimal, broken.infeasible, restores, iis_ok)
 
 
 def problem_text(model: Model, error_type: str) -> str:
@@ -639,8 +709,8 @@ def make_instance(
     max_tries: int = 20,
 ) -> Instance:
     """A validated instance of ``error_type``; draws new seed models until one works."""
-    if error_type not in ERROR_TYPES:
-        raise ValueError(f"unknown error type {error_type!r}; expected one of {ERROR_TYPES}")
+    if error_type not in ALL_TYPES:
+        raise ValueError(f"unknown error type {error_type!r}; expected one of {ALL_TYPES}")
     family = family or ("milp" if error_type == "B" else "lp")
     if family not in ("lp", "milp"):
         raise ValueError(f"family must be 'lp' or 'milp', got {family!r}")
@@ -701,7 +771,7 @@ def generate(
     if not 0 <= milp_fraction <= 1:
         raise ValueError(f"milp_fraction must lie in [0, 1], got {milp_fraction}")
     for t in (*lp_types, *milp_types):
-        if t not in ERROR_TYPES:
+        if t not in ALL_TYPES:
             raise ValueError(f"unknown error type {t!r}")
     if "B" in lp_types:
         raise ValueError("error type B needs the MILP family; leave it out of lp_types")
