@@ -28,19 +28,19 @@ class AnalyticDiT(torch.nn.Module):
         self.anchor = torch.nn.Parameter(torch.zeros(()), requires_grad=False)
         self.config = SimpleNamespace(in_channels=C, sample_size=S, out_channels=2 * C)
         betas = np.linspace(1e-4, 0.02, 1000)
-        self.ab = torch.as_tensor(np.cumprod(1 - betas))
+        self.register_buffer("ab", torch.as_tensor(np.cumprod(1 - betas)))
         self.calls = 0
 
     def forward(self, x, timestep, class_labels):
         self.calls += 1
-        ts = torch.as_tensor(timestep, dtype=torch.float64).expand(x.shape[0])
+        ts = torch.as_tensor(timestep, dtype=torch.float64, device=x.device).expand(x.shape[0])
         lo = ts.floor().long().clamp(0, 998)
         frac = ts - lo
         ab = (1 - frac) * self.ab[lo] + frac * self.ab[lo + 1]  # fractional timesteps
         a = ab.sqrt().reshape(-1, 1, 1, 1)
         b = (1 - ab).sqrt().reshape(-1, 1, 1, 1)
         y = class_labels.double().reshape(-1, 1, 1, 1)
-        grid = torch.arange(C * S * S, dtype=torch.float64).reshape(1, C, S, S)
+        grid = torch.arange(C * S * S, dtype=torch.float64, device=x.device).reshape(1, C, S, S)
         null = (class_labels == NULL).double().reshape(-1, 1, 1, 1)
         mu = (1 - null) * 1.5 * torch.sin(0.7 * grid + y)
         s2 = 0.3 + 0.7 * null
@@ -206,3 +206,18 @@ def test_empty_batch_and_negative_scale():
         sample(flow, torch.zeros(0, 2, dtype=torch.float64), torch.zeros(0).long(), cfg(2.0))
     with pytest.warns(UserWarning, match="< 0"):
         cfg(-1.0)
+
+
+def test_dit_part_of_the_paper_preset(tmp_path):
+    import dataclasses
+
+    from icml26.cfgmp.reproduce import METHOD, PICARD, PRESETS, _dit_part
+
+    config = dataclasses.replace(
+        PRESETS["paper"], dit_scales=(2.0,), dit_classes=(1, 2), dit_per_class=2, dit_batch=3
+    )
+    rows, records = _dit_part(config, 0, AnalyticDiT(), tmp_path)
+    nfe = {r.method: r.metrics["nfe"].mean for r in rows}
+    assert nfe == {"CFG": 20, PICARD: 48, METHOD: 48}  # 7 corrected steps on the DiT grid
+    assert all(r["s_per_image"] > 0 for r in records)
+    assert 0 < next(r for r in records if r["method"] == METHOD)["gap_cut"] < 1
