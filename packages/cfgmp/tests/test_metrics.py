@@ -8,6 +8,7 @@ from icml26.cfgmp.metrics import (
     classwise_w2,
     frechet_distance,
     gap_reduction,
+    gap_reduction_per_step,
     mmd2,
     mode_precision,
     precision_recall,
@@ -63,13 +64,17 @@ def test_gap_metrics_and_errors():
         model_calls=0,
         diagnostic_nfe=0,
         times=torch.linspace(0, 1, 4),
-        gap=[2.0, 1.0, 4.0],
+        gap=[4.0, 1.0, 4.0],
         gap_before=[4.0, 2.0, float("nan")],
         projections=[object(), object(), None],
     )
-    assert trajectory_gap(res) == pytest.approx(7 / 3)
-    assert trajectory_gap(res, corrected_only=True) == pytest.approx(1.5)
+    assert trajectory_gap(res) == pytest.approx(3.0)
+    assert trajectory_gap(res, corrected_only=True) == pytest.approx(2.5)
+    # the t = 0 step (cut exactly 0) is left out unless asked for
     assert gap_reduction(res) == pytest.approx(0.5)
+    assert gap_reduction(res, include_t0=True) == pytest.approx(1 - 5 / 6)
+    per_step = gap_reduction_per_step(res)
+    assert per_step[:2] == pytest.approx([0.0, 0.5]) and np.isnan(per_step[2])
     with pytest.raises(ValueError, match="diagnostics"):
         gap_reduction(
             SampleResult(

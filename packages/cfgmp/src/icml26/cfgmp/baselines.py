@@ -26,6 +26,7 @@ Rules here:
 from __future__ import annotations
 
 import math
+import warnings
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -40,6 +41,13 @@ Mode = Literal["zero", "cond", "both"]
 def _check_scale(scale: float) -> None:
     if isinstance(scale, bool) or not isinstance(scale, int | float) or not math.isfinite(scale):
         raise ValueError(f"guidance scale must be a finite number, got {scale!r}")
+    if scale < 0:
+        warnings.warn(
+            f"guidance scale {scale} < 0 guides away from the condition "
+            "(w = 0 is unconditional, w = 1 conditional sampling)",
+            UserWarning,
+            stacklevel=4,
+        )
 
 
 def _flat_dot(a: Tensor, b: Tensor) -> Tensor:

@@ -21,7 +21,7 @@ on a local folder) or built from a config.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 import torch
@@ -29,6 +29,7 @@ from torch import Tensor
 
 from icml26.cfgmp.conventions import (
     FlowFromVPEpsilon,
+    alpha_bar_from_flow_time,
     ddpm_alphas_cumprod,
     flow_time_from_alpha_bar,
 )
@@ -36,6 +37,7 @@ from icml26.cfgmp.guidance import Guider, cfg_mp, cfg_mp_plus
 from icml26.cfgmp.sampler import SampleResult, Solver, sample
 
 __all__ = [
+    "DiTAlignment",
     "DiTVelocity",
     "SD3Velocity",
     "dit_guider",
@@ -48,21 +50,28 @@ __all__ = [
 
 
 # -- DiT (class-conditional ε-prediction DDPM) -------------------------------------------
-def dit_times(steps: int, alphas_cumprod: np.ndarray | None = None) -> np.ndarray:
-    """The official D2F grid: training timesteps nearest to ``linspace(0, 1, N)`` in
-    flow time (``endpoint=False``), as flow times, starting from 0 and ending at 1.
+DiTAlignment = Literal["official", "flow"]
 
-    The code evaluates its first step at the noisiest training timestep but steps
-    from t = 0 (``dt = t_next`` at step 0); here the grid starts at 0 and the
-    converter clamps t = 0 to that timestep.
+
+def dit_times(
+    steps: int, alphas_cumprod: np.ndarray | None = None, *, from_zero: bool = False
+) -> np.ndarray:
+    """The official D2F grid: the flow times of the training timesteps nearest to
+    ``linspace(0, 1, N, endpoint=False)`` (``_get_flow_matching_sigmas``), then 1.
+
+    The first point is the noisiest training timestep's flow time ``t₀ ≈ 0.006``,
+    where the code evaluates the model. ``from_zero=True`` replaces it by 0 (the
+    ``alignment="flow"`` variant of :func:`sample_dit`).
     """
-    if steps < 1:
-        raise ValueError(f"steps must be positive, got {steps}")
+    if isinstance(steps, bool) or not isinstance(steps, int) or steps < 1:
+        raise ValueError(f"steps must be a positive int, got {steps!r}")
     ab = ddpm_alphas_cumprod() if alphas_cumprod is None else np.asarray(alphas_cumprod)
     flow = flow_time_from_alpha_bar(ab)
     ideal = np.linspace(0.0, 1.0, steps, endpoint=False)
     idx = np.argmin(np.abs(ideal[:, None] - flow[None, :]), axis=1)
-    times = np.concatenate([[0.0], flow[idx[1:]], [1.0]])
+    times = np.concatenate([flow[idx], [1.0]])
+    if from_zero:
+        times[0] = 0.0
     if np.any(np.diff(times) <= 0):
         raise ValueError(f"{steps} steps are too many for a {ab.size}-step schedule")
     return times
@@ -80,10 +89,24 @@ class DiTVelocity:
     def _labels(self, labels: Any, batch: int, device: torch.device) -> Tensor:
         if labels is None:
             return torch.full((batch,), self.null_class, dtype=torch.long, device=device)
-        labels = torch.as_tensor(labels, device=device).long()
+        labels = torch.as_tensor(labels, device=device)
+        if labels.dtype.is_floating_point or labels.dtype == torch.bool:
+            raise TypeError(f"class labels must be integers, got {labels.dtype}")
+        labels = labels.long()
         if labels.shape != (batch,):
             raise ValueError(f"class labels must have shape ({batch},), got {tuple(labels.shape)}")
+        if batch and (int(labels.min()) < 0 or int(labels.max()) > self.null_class):
+            raise ValueError(
+                f"class labels must lie in 0..{self.null_class} ({self.null_class} is the "
+                f"null class), got {int(labels.min())}..{int(labels.max())}"
+            )
         return labels
+
+    def _check_x(self, x: Tensor) -> None:
+        if x.ndim != 4 or x.shape[1] != self.channels:
+            raise ValueError(
+                f"DiT latents must be (B, {self.channels}, H, W), got {tuple(x.shape)}"
+            )
 
     def _eps(self, x_vp: Tensor, timestep: Tensor, labels: Tensor) -> Tensor:
         p = next(self.transformer.parameters())
@@ -95,11 +118,13 @@ class DiTVelocity:
         return out.to(x_vp.dtype)
 
     def __call__(self, x: Tensor, t: Tensor, cond: Any = None) -> Tensor:
+        self._check_x(x)
         return self.flow(x, t, self._labels(cond, x.shape[0], x.device))
 
     def velocity_pair(
         self, x: Tensor, t: Tensor, cond: Any, null_cond: Any = None
     ) -> tuple[Tensor, Tensor]:
+        self._check_x(x)
         b = x.shape[0]
         labels = torch.cat([self._labels(cond, b, x.device), self._labels(null_cond, b, x.device)])
         v = self.flow(torch.cat([x, x]), torch.cat([t, t]), labels)
@@ -111,6 +136,12 @@ def dit_guider(scale: float = 1.75, *, anderson: bool = True, iterations: int = 
     if anderson:
         return cfg_mp_plus(scale, iterations, window=1, damping=1.0, interval=0.6)
     return cfg_mp(scale, iterations, interval=0.6)
+
+
+def _vp_scale(t: np.ndarray) -> np.ndarray:
+    """``scale = 1/(α + sqrt(1 − α²))`` at flow time ``t`` (``x_flow = scale·x_vp``)."""
+    ab = alpha_bar_from_flow_time(np.asarray(t, dtype=np.float64))
+    return 1.0 / (np.sqrt(ab) + np.sqrt(1.0 - ab))
 
 
 @torch.no_grad()
@@ -125,24 +156,59 @@ def sample_dit(
     solver: Solver = "euler",
     null_class: int = 1000,
     diagnostics: bool = False,
+    alignment: DiTAlignment = "official",
 ) -> SampleResult:
     """Class-conditional DiT latents (decode with the pipeline's VAE:
-    ``vae.decode(x / vae.config.scaling_factor)``)."""
+    ``vae.decode(x / vae.config.scaling_factor)``).
+
+    ``alignment="official"`` (default) is the official loop (``demo_dit.py`` with
+    ``CFGMPScheduler``) step for step: ``noise`` is the VP latent at the noisiest
+    training timestep (what ``torch.randn`` gives the demo), the flow state starts at
+    ``scale₀·noise``, the model is evaluated at ``t₀ ≈ 0.006`` while the first Euler
+    step advances from ``t = 0`` (``dt = t_next``), the first projection's half step
+    is ``(t₁ − t₀)/2``, and the Anderson ridge acts on residuals of the VP latents.
+
+    ``alignment="flow"`` is the earlier variant of this package: the grid starts at
+    ``t = 0`` with the flow state ``noise`` (the model clamped to ``t₀``), a first
+    half step ``t₁/2``, and the ridge on flow-coordinate residuals. CFG-MP differs
+    from the official loop by a few per cent of its effect, CFG-MP+ by about a fifth.
+    """
+    if alignment not in ("official", "flow"):
+        raise ValueError(f"alignment must be 'official' or 'flow', got {alignment!r}")
     p = next(transformer.parameters())
     cfg_ = transformer.config
-    labels = torch.as_tensor(class_labels, device=p.device).long()
+    labels = torch.as_tensor(class_labels, device=p.device)
+    if labels.ndim != 1 or labels.shape[0] == 0:
+        raise ValueError(f"class_labels must be a non-empty (B,) tensor, got {tuple(labels.shape)}")
+    shape = (labels.shape[0], cfg_.in_channels, cfg_.sample_size, cfg_.sample_size)
     if noise is None:
-        shape = (labels.shape[0], cfg_.in_channels, cfg_.sample_size, cfg_.sample_size)
         noise = torch.randn(shape, generator=generator, dtype=torch.float32).to(p.device)
+    elif not isinstance(noise, Tensor) or tuple(noise.shape) != shape:
+        raise ValueError(
+            f"noise must be a tensor of shape {shape} (batch, in_channels, sample_size, "
+            f"sample_size), got {tuple(getattr(noise, 'shape', ()))}"
+        )
     model = DiTVelocity(transformer, null_class=null_class)
+    model._labels(labels, labels.shape[0], labels.device)  # fail early on bad labels
+    times = dit_times(steps, from_zero=alignment == "flow")
+    extra: dict[str, Any] = {}
+    start = noise
+    if alignment == "official":
+        scales = _vp_scale(times[:-1])
+        start = noise * float(scales[0])
+        extra = {
+            "step_starts": np.concatenate([[0.0], times[1:-1]]),
+            "residual_scales": scales,
+        }
     return sample(
         model,
-        noise,
+        start,
         labels,
         guider or dit_guider(),
-        times=dit_times(steps),
+        times=times,
         solver=solver,
         diagnostics=diagnostics,
+        **extra,
     )
 
 
@@ -173,8 +239,15 @@ class SD3Velocity:
 
     @staticmethod
     def _unpack(cond: Any) -> tuple[Tensor, Tensor]:
-        if not (isinstance(cond, tuple | list) and len(cond) == 2):
-            raise TypeError("an SD3 condition is a pair (prompt_embeds, pooled_prompt_embeds)")
+        if not (
+            isinstance(cond, tuple | list)
+            and len(cond) == 2
+            and all(isinstance(c, Tensor) for c in cond)
+        ):
+            raise TypeError(
+                "an SD3 condition is a pair of tensors (prompt_embeds, pooled_prompt_embeds), "
+                f"got {type(cond).__name__}"
+            )
         return cond[0], cond[1]
 
     def _u(self, x: Tensor, sigma: Tensor, embeds: Tensor, pooled: Tensor) -> Tensor:
@@ -227,6 +300,32 @@ def sample_sd3(
     diagnostics: bool = False,
 ) -> SampleResult:
     """SD3 latents from ``latents`` (noise at σ = 1) on the SD code's shifted grid."""
+    if not isinstance(latents, Tensor) or latents.ndim != 4 or latents.shape[0] == 0:
+        raise ValueError(
+            "latents must be a non-empty (B, C, H, W) tensor, got "
+            f"{getattr(latents, 'shape', latents)!r}"
+        )
+    channels = int(transformer.config.in_channels)
+    if latents.shape[1] != channels:
+        raise ValueError(
+            f"latents have {latents.shape[1]} channels, the transformer takes {channels}"
+        )
+    named = {
+        "prompt_embeds": prompt_embeds,
+        "pooled_prompt_embeds": pooled_prompt_embeds,
+        "negative_prompt_embeds": negative_prompt_embeds,
+        "negative_pooled_prompt_embeds": negative_pooled_prompt_embeds,
+    }
+    for name, value in named.items():
+        if not isinstance(value, Tensor):
+            raise TypeError(
+                f"{name} must be a tensor (encode the prompt, or pass zeros for an empty "
+                f"negative prompt), got {type(value).__name__}"
+            )
+        if value.shape[0] != latents.shape[0]:
+            raise ValueError(
+                f"{name} has batch size {value.shape[0]} but the latents have {latents.shape[0]}"
+            )
     times, mids = sd3_times(steps, shift)
     return sample(
         SD3Velocity(transformer),

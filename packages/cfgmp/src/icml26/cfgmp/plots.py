@@ -7,7 +7,7 @@ from pathlib import Path
 
 import numpy as np
 
-from icml26.shared import new_figure, save_figure
+from icml26.shared import Stat, errorbar_lines, new_figure, save_figure
 
 __all__ = ["curves_figure", "digit_grid_figure", "image_grid", "mixture_scatter_figure"]
 
@@ -30,7 +30,11 @@ def image_grid(images: np.ndarray, nrow: int, pad: int = 1) -> np.ndarray:
 
 
 def digit_grid_figure(
-    grids: Mapping[str, np.ndarray], path: str | Path, title: str = "", nrow: int = 10
+    grids: Mapping[str, np.ndarray],
+    path: str | Path,
+    title: str = "",
+    nrow: int = 10,
+    caption: str = "",
 ) -> Path:
     """One panel per method; each value is an (N, H, W) array of images in [0, 1]."""
     fig, axes = new_figure(1, len(grids), size=(2.4 * len(grids), 2.8))
@@ -41,7 +45,7 @@ def digit_grid_figure(
         ax.axis("off")
     if title:
         fig.suptitle(title, fontsize=10)
-    return save_figure(fig, path)
+    return save_figure(fig, path, caption=caption)
 
 
 def mixture_scatter_figure(
@@ -49,6 +53,7 @@ def mixture_scatter_figure(
     means: np.ndarray,
     path: str | Path,
     title: str = "",
+    caption: str = "",
 ) -> Path:
     """Scatter of 2-D samples coloured by class, one panel per (method, scale)."""
     n = len(panels)
@@ -71,23 +76,23 @@ def mixture_scatter_figure(
         ax.axis("off")
     if title:
         fig.suptitle(title, fontsize=10)
-    return save_figure(fig, path)
+    return save_figure(fig, path, caption=caption)
 
 
 def curves_figure(
-    panels: Sequence[
-        tuple[str, Mapping[str, tuple[Sequence[float], Sequence[float], Sequence[float]]]]
-    ],
+    panels: Sequence[tuple[str, Mapping[str, tuple[Sequence[float], Sequence[Stat]]]]],
     path: str | Path,
+    caption: str = "",
 ) -> Path:
-    """Panels of ``(ylabel, {method: (scales, means, sds)})`` against the guidance scale."""
+    """Panels of ``(ylabel, {method: (scales, per-seed stats)})`` against the guidance
+    scale, mean ± sd over seeds as error bars."""
     fig, axes = new_figure(1, len(panels), size=(4.2 * len(panels), 3.4))
     axes = np.atleast_1d(axes)
     for ax, (ylabel, curves) in zip(axes, panels, strict=True):
-        for name, (ws, mean, sd) in curves.items():
-            ax.errorbar(ws, mean, yerr=sd, marker="o", ms=3, capsize=2, label=name)
+        for name, (ws, stats) in curves.items():
+            errorbar_lines(ax, ws, stats, label=name, ms=3, capsize=2)
         ax.set_xlabel("guidance scale w")
         ax.set_ylabel(ylabel)
         ax.grid(alpha=0.3)
     axes[0].legend(fontsize=7)
-    return save_figure(fig, path)
+    return save_figure(fig, path, caption=caption)

@@ -147,9 +147,24 @@ class ManifoldProjection:
         return z_tmp - half * ev.uncond_velocity(z_tmp, t, diagnostic=diagnostic)
 
     def project(
-        self, ev: Evaluator, x: Tensor, t: float, half: float, *, diagnostics: bool = False
+        self,
+        ev: Evaluator,
+        x: Tensor,
+        t: float,
+        half: float,
+        *,
+        diagnostics: bool = False,
+        residual_scale: float = 1.0,
     ) -> tuple[Tensor, ProjectionTrace]:
-        """Run the K iterations from ``x`` at time ``t``; returns ``z*`` and its trace."""
+        """Run the K iterations from ``x`` at time ``t``; returns ``z*`` and its trace.
+
+        ``residual_scale`` is the factor ``c`` of the coordinates the Anderson weights
+        are solved in: residuals ``f/c``. The iteration itself is linear in the state,
+        so only the ridge (and the ``1e-8`` guard) feel it. The official DiT code
+        iterates on the VP latent ``x_vp = x_flow/scale``: ``c = scale`` there.
+        """
+        if not (math.isfinite(residual_scale) and residual_scale > 0):
+            raise ValueError(f"residual_scale must be positive, got {residual_scale}")
         op = self.operator_at(t)
         trace = ProjectionTrace(t=float(t), operator=op)
         b = x.shape[0]
@@ -166,7 +181,9 @@ class ManifoldProjection:
             if self.anderson:  # m = 0 reduces to (damped) Picard, as in the DiT code
                 zs.append(z.reshape(b, -1))
                 gs.append(g.reshape(b, -1))
-                fs.append(f.reshape(b, -1))
+                fs.append(
+                    f.reshape(b, -1) if residual_scale == 1.0 else f.reshape(b, -1) / residual_scale
+                )
                 if len(fs) > self.window + 1:  # sliding window of m + 1 pairs
                     del zs[0], gs[0], fs[0]
                 if k > 0:

@@ -111,6 +111,8 @@ def sample(
     null_cond: Any = None,
     diagnostics: bool = False,
     keep_path: bool = False,
+    step_starts: Sequence[float] | Tensor | None = None,
+    residual_scales: Sequence[float] | Tensor | None = None,
 ) -> SampleResult:
     """Integrate the guided flow from ``noise`` (t = 0) to data (t = 1).
 
@@ -137,6 +139,14 @@ def sample(
         it (extra evaluations, counted in ``diagnostic_nfe``, not in ``nfe``).
     keep_path:
         Keep the state at the start of every step (``result.path``).
+    step_starts:
+        Optional per-step times the Euler step advances from: ``x_{i+1} = z* +
+        (t_{i+1} − s_i)·v`` while the model is still evaluated at ``t_i``
+        (default ``s_i = t_i``). The official DiT loop evaluates its first step at the
+        noisiest training timestep ``t_0 > 0`` but steps from ``s_0 = 0``.
+    residual_scales:
+        Optional per-step factors of the coordinates the Anderson weights are solved
+        in (see :meth:`ManifoldProjection.project`; the DiT code's VP latents).
     """
     if not isinstance(noise, Tensor) or noise.ndim < 2:
         raise ValueError(f"noise must be a (B, ...) tensor, got {getattr(noise, 'shape', noise)}")
@@ -147,6 +157,8 @@ def sample(
     if solver not in ("euler", "heun"):
         raise ValueError(f"solver must be 'euler' or 'heun', got {solver!r}")
     batch = noise.shape[0]
+    if batch == 0 or noise.numel() == 0:
+        raise ValueError(f"noise must hold at least one sample, got shape {tuple(noise.shape)}")
     _check_cond(cond, batch, "cond")
     _check_cond(null_cond, batch, "null_cond")
     ts = uniform_times(steps) if times is None else _check_times(times)
@@ -157,6 +169,14 @@ def sample(
         mids = _as_float64(mid_times)
         if mids.shape != (n,) or torch.any(mids < ts[:-1]) or torch.any(mids > ts[1:]):
             raise ValueError(f"mid_times must hold {n} points, each inside its step")
+    starts = ts[:-1] if step_starts is None else _as_float64(step_starts)
+    if starts.shape != (n,) or torch.any(starts > ts[:-1]) or torch.any(starts < 0):
+        raise ValueError(f"step_starts must hold {n} times in [0, t_i], one per step")
+    scales = torch.ones(n, dtype=torch.float64)
+    if residual_scales is not None:
+        scales = _as_float64(residual_scales)
+        if scales.shape != (n,) or not torch.all(torch.isfinite(scales) & (scales > 0)):
+            raise ValueError(f"residual_scales must hold {n} positive factors, one per step")
 
     ev = Evaluator(model, cond, null_cond)
     rule, proj = guider.rule, guider.projection
@@ -177,14 +197,21 @@ def sample(
     x = noise
     for i in range(n):
         t, t_next = float(ts[i]), float(ts[i + 1])
-        h = t_next - t
+        h = t_next - float(starts[i])
         if keep_path:
             result.path.append(x)
         z, trace, before = x, None, math.nan
         if proj is not None and proj.active(t):
             if diagnostics:
                 before = _gap(*ev.pair(x, t, diagnostic=True))
-            z, trace = proj.project(ev, x, t, float(mids[i]) - t, diagnostics=diagnostics)
+            z, trace = proj.project(
+                ev,
+                x,
+                t,
+                float(mids[i]) - t,
+                diagnostics=diagnostics,
+                residual_scale=float(scales[i]),
+            )
         v, gap = guided(z, t, i)
         result.gap.append(gap)
         result.gap_before.append(before)

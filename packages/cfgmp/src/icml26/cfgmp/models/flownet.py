@@ -130,11 +130,23 @@ def train_flow_matching(
     lr: float = 2e-3,
     label_dropout: float = 0.15,
     generator: torch.Generator | None = None,
+    plateau_window: int | None = None,
+    patience: int = 3,
+    rel_tol: float = 0.01,
+    lr_decays: int = 2,
 ) -> list[float]:
     """Train ``model`` by conditional flow matching; returns the loss per step.
 
-    Adam with a cosine learning-rate decay. Minibatches, times, noise and label
-    dropout are all drawn from ``generator`` (on the CPU), so a seed fixes the run.
+    Minibatches, times, noise and label dropout are all drawn from ``generator`` (on
+    the CPU), so a seed fixes the run. Two schedules:
+
+    - ``plateau_window=None``: exactly ``steps`` steps of Adam with a cosine decay;
+    - ``plateau_window=W``: a convergence rule on the training loss, with ``steps`` as
+      the cap. The loss is averaged over windows of ``W`` steps (the per-batch loss of
+      flow matching is noisy: random times and noise); when ``patience`` windows in a
+      row fail to lower the best window mean by ``rel_tol`` (relative), the learning
+      rate is halved (reduce on plateau) and the count restarts; at the
+      ``lr_decays + 1``-th plateau training stops.
     """
     if data.ndim != 2 or data.shape[1] != model.config.dim:
         raise ValueError(f"data must be (N, {model.config.dim}), got {tuple(data.shape)}")
@@ -144,13 +156,16 @@ def train_flow_matching(
         raise ValueError(f"label_dropout must lie in [0, 1), got {label_dropout}")
     if steps < 1 or batch_size < 1:
         raise ValueError("steps and batch_size must be positive")
+    if plateau_window is not None and (plateau_window < 1 or patience < 1 or lr_decays < 0):
+        raise ValueError("plateau_window and patience must be positive, lr_decays >= 0")
     device = next(model.parameters()).device
     gen = generator if generator is not None else torch.Generator().manual_seed(0)
-    opt = Adam(model.parameters(), lr=lr, total_steps=steps)
+    opt = Adam(model.parameters(), lr=lr, total_steps=None if plateau_window else steps)
     n = data.shape[0]
-    losses = []
+    losses: list[float] = []
+    best, stale, plateaus = math.inf, 0, 0
     model.train()
-    for _ in progress(range(steps), desc="flow matching", leave=False):
+    for step in progress(range(steps), desc="flow matching", leave=False):
         idx = torch.randint(0, n, (batch_size,), generator=gen)
         x1 = data[idx].to(device)
         y = labels[idx].clone()
@@ -164,8 +179,20 @@ def train_flow_matching(
         loss.backward()
         opt.step()
         losses.append(float(loss.detach()))
+        if plateau_window and (step + 1) % plateau_window == 0:
+            mean = sum(losses[-plateau_window:]) / plateau_window
+            if mean < best * (1.0 - rel_tol):
+                best, stale = mean, 0
+            else:
+                stale += 1
+            if stale >= patience:
+                plateaus += 1
+                if plateaus > lr_decays:
+                    break
+                opt.lr *= 0.5
+                stale = 0
     model.eval()
-    log.info("flow matching: %d steps, final loss %.4f", steps, losses[-1])
+    log.info("flow matching: %d steps, final loss %.4f", len(losses), losses[-1])
     return losses
 
 
