@@ -43,7 +43,7 @@ def test_step_is_standard_anisotropic_cbo_in_coefficients():
     w = np.exp(-30.0 * (e - e.min()))
     w /= w.sum()
     bar = w @ zn
-    xi = np.asarray(jax.random.normal(key, zn.shape))
+    xi = np.asarray(jax.random.normal(key, zn.shape, jnp.float32), dtype=np.float64)
     expected = zn + 0.05 * (bar - zn) + np.sqrt(0.05) * 5.0 * (bar - zn) * xi
     np.testing.assert_allclose(z_bar, bar, rtol=1e-12)
     np.testing.assert_allclose(z_new, expected, rtol=1e-12, atol=1e-12)
