@@ -312,6 +312,10 @@ def _run_batch(energy, hyper: _Hyper, space: LBWSpace, bits, m0, cov0, z0, *, sh
     return _loop(energy, hyper, shape, space, k_loop, z0)
 
 
+_init_jit = jax.jit(_init, static_argnames=("n",))
+_step_jit = jax.jit(_step, static_argnames=("noise",))
+
+
 @jax.jit
 def _probe(energy, m: jax.Array, sigma: jax.Array) -> jax.Array:
     return energy(m, sigma)
@@ -442,7 +446,9 @@ class GaussCBO:
         """N particles around (m0, Σ0) as in Section 4.2 (one run): an (N, D) array."""
         m, c = self._check_start(m0, cov0, None)
         t0 = self.space.log(jnp.asarray(c[0]))
-        return _init(key, jnp.asarray(m[0]), t0, self.space, self.n_particles, self.init_spread)
+        return _init_jit(
+            key, jnp.asarray(m[0]), t0, self.space, self.n_particles, self._hyper.spread
+        )
 
     @with_float64
     def step(self, z: jax.Array, key: jax.Array) -> tuple[jax.Array, jax.Array]:
@@ -450,7 +456,7 @@ class GaussCBO:
         z = jnp.asarray(z)
         if z.ndim != 2 or z.shape[1] != self.space.dim:
             raise ValueError(f"z must have shape (N, {self.space.dim}), got {z.shape}")
-        return _step(self.energy, self._hyper, self.noise, z, self.space, key)
+        return _step_jit(self.energy, self._hyper, self.noise, z, self.space, key)
 
     # -- public ------------------------------------------------------------------------
     @with_float64
