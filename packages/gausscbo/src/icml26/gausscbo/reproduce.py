@@ -122,7 +122,7 @@ PRESETS = {
 }
 
 
-# -- helpers ---------------------------------------------------------------------------
+# -- summaries -------------------------------------------------------------------------
 def _summary(values: np.ndarray) -> dict[str, float]:
     v = np.asarray(values, dtype=float)
     v = np.where(np.isfinite(v), v, 1e4)
