@@ -42,3 +42,15 @@ def test_numpyro_advi_recovers_gaussian_target():
     )
     np.testing.assert_allclose(means, np.broadcast_to(MU, (2, 2)), atol=0.15)
     np.testing.assert_allclose(covs[0], COV, atol=0.2)
+
+
+def test_flow_bad_input_names_the_argument():
+    kl = _kl()
+    with pytest.raises(ValueError, match="m0 contains NaN"):
+        gaussian_flow("bw", kl, np.array([np.nan, 0.0]), np.eye(2), dt=0.05, steps=2)
+    with pytest.raises(TypeError, match="m0 must be a real array"):
+        gaussian_flow("bw", kl, np.zeros(2) * 1j, np.eye(2), dt=0.05, steps=2)
+    with pytest.raises(ValueError, match="steps must be an integer"):
+        gaussian_flow("bw", kl, np.zeros(2), np.eye(2), dt=0.05, steps=2.5)
+    with pytest.raises(ValueError, match="positive definite"):
+        gaussian_flow("bw", kl, np.zeros(2), -np.eye(2), dt=0.05, steps=2)

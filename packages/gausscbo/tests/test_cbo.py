@@ -43,7 +43,7 @@ def test_step_is_standard_anisotropic_cbo_in_coefficients():
     w = np.exp(-30.0 * (e - e.min()))
     w /= w.sum()
     bar = w @ zn
-    xi = np.asarray(jax.random.normal(key, zn.shape))
+    xi = np.asarray(jax.random.normal(key, zn.shape, jnp.float32), dtype=np.float64)
     expected = zn + 0.05 * (bar - zn) + np.sqrt(0.05) * 5.0 * (bar - zn) * xi
     np.testing.assert_allclose(z_bar, bar, rtol=1e-12)
     np.testing.assert_allclose(z_new, expected, rtol=1e-12, atol=1e-12)
@@ -111,3 +111,30 @@ def test_bad_input_raises():
         GaussCBO(kl, d=2, noise="pink")
     with pytest.raises(ValueError, match="alpha"):
         GaussCBO(kl, d=2, alpha=0.0)
+
+
+def test_inputs_that_used_to_pass_silently_raise():
+    kl = KLDivergence(paper_target("A"), d=2)
+    cbo = GaussCBO(kl, d=2, n_particles=4)
+    key = jax.random.key(0)
+    with pytest.raises(ValueError, match="runs=3 disagrees with the 4 starts"):
+        cbo.run(key, np.zeros((4, 2)), np.eye(2), 5, runs=3)
+    with pytest.raises(ValueError, match="steps must be a positive integer"):
+        cbo.run(key, np.zeros(2), np.eye(2), 2.5)
+    with pytest.raises(TypeError, match="real-valued"):
+        cbo.run(key, np.zeros(2) + 1j, np.eye(2), 5)
+    with pytest.raises(ValueError, match="NaN"):
+        cbo.run(key, np.array([np.nan, 0.0]), np.eye(2), 5)
+    with pytest.raises(ValueError, match="particles must have shape"):
+        cbo.run(key, np.zeros(2), np.eye(2), 5, particles=np.zeros((4, 3)))
+
+
+def test_given_particles_are_the_start():
+    kl = KLDivergence(paper_target("A"), d=2)
+    cbo = GaussCBO(kl, d=2, n_particles=4)
+    z0 = np.zeros((2, 4, 5))
+    z0[:, :, 0] = np.array([0.0, 1.0, 2.0, 3.0])  # spread in m1 only
+    res = cbo.run(jax.random.key(0), np.zeros(2), np.eye(2), 3, runs=2, particles=z0)
+    # recorded variance at step 0 is that of the given particles: var of (0, 1, 2, 3)
+    np.testing.assert_allclose(res.variance[:, 0], 1.25, rtol=1e-12)
+    assert res.distance.shape == (2, 4) and np.all(res.distance[:, 0] > 0)

@@ -25,3 +25,13 @@ def test_multi_swarm_runs():
     assert np.all(np.isfinite(res.energy))
     with pytest.raises(ValueError, match="m0 must have shape"):
         multi_swarm_cbo(kl, jax.random.key(0), starts[:, :1], n_swarms=2)
+
+
+def test_multi_swarm_rejects_bad_starts():
+    kl = KLDivergence(paper_target("A"), d=2)
+    bad = np.zeros((1, 2, 2))
+    bad[0, 0, 0] = np.nan
+    with pytest.raises(ValueError, match="NaN"):
+        multi_swarm_cbo(kl, jax.random.key(0), bad, n_swarms=2)
+    with pytest.raises(ValueError, match="steps must be a positive integer"):
+        multi_swarm_cbo(kl, jax.random.key(0), np.zeros((1, 2, 2)), n_swarms=2, steps=1.5)

@@ -35,6 +35,23 @@ def test_sigma_point_kl_is_exact_for_quadratic_potential():
         )
 
 
+def test_sigma_point_rule_matches_the_fourth_moment_only_at_kappa_one():
+    """E x₁⁴ under N(m, Σ) = m⁴ + 6m²s + 3s² (s = Σ₁₁): the κ = 1 rule of d = 2 has
+    d + κ = 3 and matches the Gaussian kurtosis; other κ do not (so κ is tested)."""
+    m, s = 0.7, 1.3
+    exact = m**4 + 6 * m**2 * s + 3 * s**2
+    mean, cov = jnp.array([m, -0.2]), jnp.array([[s, 0.0], [0.0, 0.5]])
+    got = {}
+    for kappa in (0.0, 1.0, 2.0):
+        kl = KLDivergence(lambda x: -(x[0] ** 4), d=2, kappa=kappa)  # V = x₁⁴
+        entropy = 0.5 * (np.log(np.linalg.det(cov)) + 2 * (1 + np.log(2 * np.pi)))
+        got[kappa] = float(kl(mean, cov)) + entropy  # E V
+    assert got[1.0] == pytest.approx(exact, rel=1e-12)
+    assert abs(got[0.0] - exact) > 0.5 and abs(got[2.0] - exact) > 0.5
+    with pytest.raises(ValueError, match="kappa"):
+        KLDivergence(paper_target("A"), d=2, kappa=-0.5)  # negative centre weight
+
+
 def test_singular_covariance_gets_penalty_and_mc_agrees():
     kl = KLDivergence(paper_target("A"), d=2)
     m = jnp.zeros(2)

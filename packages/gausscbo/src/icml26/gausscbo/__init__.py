@@ -67,4 +67,4 @@ __all__ = [
     "sigma_points",
 ]
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"

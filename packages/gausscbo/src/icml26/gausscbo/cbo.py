@@ -16,8 +16,11 @@ coefficients z = (m, c) ∈ R^D, D = d + d(d+1)/2, this *is* anisotropic Euclide
 (Carrillo et al., 2021): particles are stored as z and the update is the plain
 Euclidean one. The output is the consensus Gaussian N(m̄, exp_{Σ⁰}(T̄)).
 
-Implementation: one run is a ``lax.scan`` over steps; independent runs are ``vmap``-ed
-and the whole is ``jit``-compiled once per (energy, hyperparameters, steps).
+Implementation: one ``lax.scan`` over steps carries all runs (R, N, D); each step
+evaluates every particle's energy, the weights and the update of all runs at once, with
+one noise draw for the batch, so nothing returns to the host between steps. The program
+is ``jit``-compiled once per (energy structure, sizes, steps): targets and numeric
+hyperparameters are traced inputs, so seeds, targets of one size and σ/α sweeps reuse it.
 
 The optional reference update (Appendix D.2, "base update") re-linearises every
 ``base_update_every`` steps at the current consensus covariance: each particle's Σ^i
@@ -39,18 +42,20 @@ import numpy as np
 
 from icml26.gausscbo.lbw import LBWSpace
 from icml26.gausscbo.objectives import as_pytree_callable
-from icml26.gausscbo.precision import float64, with_float64
+from icml26.gausscbo.precision import with_float64
 
 __all__ = [
     "CBOResult",
     "GaussCBO",
     "anisotropic_noise",
     "cbo_update",
+    "consensus_distance",
     "consensus_point",
     "consensus_weights",
     "isotropic_noise",
     "particle_variance",
     "rbg_keys",
+    "standard_normal",
 ]
 
 log = logging.getLogger(__name__)
@@ -79,15 +84,25 @@ def consensus_point(z: jax.Array, energies: jax.Array, alpha: float) -> jax.Arra
     return jnp.einsum("...n,...nd->...d", w, z)
 
 
+def standard_normal(key: jax.Array, shape: tuple[int, ...], dtype) -> jax.Array:
+    """ξ ~ N(0, I) drawn in float32 and returned as ``dtype``.
+
+    Drawing the increments is the costliest part of a step on CPU in float64 (the
+    inverse-erf transform); float32 draws are ~2× cheaper and their 7 significant
+    digits are far below the Euler–Maruyama error. The dynamics stay in ``dtype``.
+    """
+    return jax.random.normal(key, shape, dtype=jnp.float32).astype(dtype)
+
+
 def anisotropic_noise(key: jax.Array, diff: jax.Array) -> jax.Array:
     """(z̄ − z) ⊙ ξ, ξ ~ N(0, I): the paper's component-wise multiplicative noise."""
-    return diff * jax.random.normal(key, diff.shape, dtype=diff.dtype)
+    return diff * standard_normal(key, diff.shape, diff.dtype)
 
 
 def isotropic_noise(key: jax.Array, diff: jax.Array) -> jax.Array:
     """‖z̄ − z‖ ξ (Pinnau et al., 2017), for comparison; not the paper's choice."""
     norm = jnp.linalg.norm(diff, axis=-1, keepdims=True)
-    return norm * jax.random.normal(key, diff.shape, dtype=diff.dtype)
+    return norm * standard_normal(key, diff.shape, diff.dtype)
 
 
 NOISES: dict[str, Noise] = {"anisotropic": anisotropic_noise, "isotropic": isotropic_noise}
@@ -103,19 +118,27 @@ def cbo_update(
     return z + dt * lam * (z_bar - z) + jnp.sqrt(dt) * sigma * noise
 
 
-def rbg_keys(key: jax.Array, shape: tuple[int, ...]) -> jax.Array:
-    """Keys of JAX's ``rbg`` generator (XLA RngBitGenerator) derived from ``key``.
+def rbg_keys(key: jax.Array, shape: tuple[int, ...]) -> np.ndarray:
+    """Key data (``shape`` + (4,), uint32) of JAX's ``rbg`` generator, derived from ``key``.
 
     The default threefry generator is unrolled into the compiled loop and dominates
-    compile time on CPU; ``rbg`` compiles several times faster and runs faster. The
-    user's key still determines every draw.
+    compile time on CPU; ``rbg`` (XLA's RngBitGenerator) compiles several times faster
+    and runs faster. The bits are drawn on the host with numpy from the key's data
+    (no eager JAX op, so nothing is compiled here); the user's key still determines
+    every draw. Wrap inside a jitted function with
+    ``jax.random.wrap_key_data(bits, impl="rbg")``.
     """
-    if not (isinstance(key, jax.Array) and jnp.issubdtype(key.dtype, jax.dtypes.prng_key)):
-        if isinstance(key, jax.Array) and key.dtype == jnp.uint32 and key.shape == (2,):
-            key = jax.random.wrap_key_data(key)  # a legacy PRNGKey
-        else:
-            raise TypeError(f"key must be a JAX PRNG key (jax.random.key(seed)), got {key!r}")
-    bits = jax.random.bits(key, (*shape, 4), dtype=jnp.uint32)
+    if isinstance(key, jax.Array) and jnp.issubdtype(key.dtype, jax.dtypes.prng_key):
+        data = np.asarray(jax.random.key_data(key))
+    elif isinstance(key, jax.Array) and key.dtype == jnp.uint32 and key.shape == (2,):
+        data = np.asarray(key)  # a legacy PRNGKey
+    else:
+        raise TypeError(f"key must be a JAX PRNG key (jax.random.key(seed)), got {key!r}")
+    rng = np.random.default_rng(data.astype(np.uint64).ravel().tolist())
+    return rng.integers(0, 2**32, size=(*shape, 4), dtype=np.uint64).astype(np.uint32)
+
+
+def _wrap(bits: jax.Array) -> jax.Array:
     return jax.random.wrap_key_data(bits, impl="rbg")
 
 
@@ -171,18 +194,43 @@ def _init(key, m0, t0, space: LBWSpace, n: int, spread) -> jax.Array:
     return space.to_z(m0 + spread * xi, t0 + spread * big_xi)
 
 
-def _step(energy: Energy, hyper: _Hyper, noise: Noise, z, space: LBWSpace, key):
-    e = _energies(energy, space, z)
+def _init_batch(key, m0, t0, space: LBWSpace, n: int, spread) -> jax.Array:
+    """:func:`_init` for R runs at once (m0 (R, d), t0 (R, d, d)), one draw for the batch."""
+    k_m, k_t = jax.random.split(key)
+    r, d = m0.shape
+    xi = jax.random.normal(k_m, (r, n, d), dtype=m0.dtype)
+    upper = jnp.triu(jax.random.normal(k_t, (r, n, d, d), dtype=m0.dtype))
+    big_xi = upper + jnp.swapaxes(jnp.triu(upper, 1), -1, -2)
+    return space.to_z(m0[:, None] + spread * xi, t0[:, None] + spread * big_xi)
+
+
+def _step(energy: Energy, hyper: _Hyper, noise: Noise, z, space: LBWSpace, key, energies=None):
+    """One step of particles z (…, N, D); ``energies`` overrides E#(z) (batched spaces)."""
+    e = _energies(energy, space, z) if energies is None else energies
     z_bar = consensus_point(z, e, hyper.alpha)
+    diff = z_bar[..., None, :] - z
     z_new = cbo_update(
-        z, z_bar, noise(key, z_bar - z), lam=hyper.lam, sigma=hyper.sigma, dt=hyper.dt
+        z, z_bar[..., None, :], noise(key, diff), lam=hyper.lam, sigma=hyper.sigma, dt=hyper.dt
     )
     return z_new, z_bar
 
 
+def consensus_distance(z: jax.Array, z_bar: jax.Array) -> jax.Array:
+    """Median over particles of ‖z^i − z̄‖ (LBW norm): where the typical particle is.
+
+    Unlike :func:`particle_variance`, a few escaped particles do not dominate it.
+    """
+    return jnp.median(jnp.linalg.norm(z - z_bar[..., None, :], axis=-1), axis=-1)
+
+
 def _record(z, z_bar, space: LBWSpace) -> dict:
     m_bar, s_bar = space.gaussian(z_bar)
-    return {"mean": m_bar, "cov": s_bar, "variance": particle_variance(z)}
+    return {
+        "mean": m_bar,
+        "cov": s_bar,
+        "variance": particle_variance(z),
+        "distance": consensus_distance(z, z_bar),
+    }
 
 
 def _rebase(energy: Energy, hyper: _Hyper, z, space: LBWSpace):
@@ -196,44 +244,81 @@ def _rebase(energy: Energy, hyper: _Hyper, z, space: LBWSpace):
     return jax.lax.cond(ok, lambda: (z_new, new_space), lambda: (z, space))
 
 
-def _single_run(energy: Energy, hyper: _Hyper, shape: _Shape, space: LBWSpace, key, z0):
+def _loop(energy: Energy, hyper: _Hyper, shape: _Shape, space: LBWSpace, key, z0):
+    """All runs z0 (R, N, D) through one ``lax.scan`` over time; each step evaluates
+    every run's energies, weights and update at once (runs vectorised, one noise draw
+    for the batch). With the reference update, ``space`` carries a run axis."""
+    batched = bool(shape.base_update_every)
+
+    def energies(z, sp):
+        if batched:
+            return jax.vmap(lambda zz, ss: _energies(energy, ss, zz))(z, sp)
+        return _energies(energy, sp, z)
+
+    def record(z, z_bar, sp):
+        if batched:  # the reference moves: map to (m, Σ) now
+            return jax.vmap(_record)(z, z_bar, sp)
+        # fixed reference: keep z̄ and the raw distances, map and reduce after the loop
+        return {
+            "z_bar": z_bar,
+            "variance": particle_variance(z),
+            "dists": jnp.linalg.norm(z - z_bar[..., None, :], axis=-1),
+        }
+
     def body(state: _State, k: jax.Array):
         key, sub = jax.random.split(state.key)
-        z, space = state.z, state.space
-        if shape.base_update_every:
-            z, space = jax.lax.cond(
+        z, sp = state.z, state.space
+        if batched:
+            z, sp = jax.lax.cond(
                 (k > 0) & (k % shape.base_update_every == 0),
-                lambda: _rebase(energy, hyper, z, space),
-                lambda: (z, space),
+                lambda: jax.vmap(lambda zz, ss: _rebase(energy, hyper, zz, ss))(z, sp),
+                lambda: (z, sp),
             )
-        z_new, z_bar = _step(energy, hyper, shape.noise, z, space, sub)
-        return _State(z_new, space, key), _record(z, z_bar, space)
+        z_new, z_bar = _step(energy, hyper, shape.noise, z, sp, sub, energies(z, sp))
+        return _State(z_new, sp, key), record(z, z_bar, sp)
 
     def outer(state: _State, k0: jax.Array):
         state, recs = jax.lax.scan(body, state, k0 + jnp.arange(shape.every))
         return state, jax.tree.map(lambda a: a[0], recs)
 
+    if batched:
+        space = jax.tree.map(lambda a: jnp.broadcast_to(a, (z0.shape[0], *a.shape)), space)
     state = _State(z0, space, key)
     if shape.every == 1:
         state, recs = jax.lax.scan(body, state, jnp.arange(shape.steps))
     else:
         ks = jnp.arange(shape.steps // shape.every) * shape.every
         state, recs = jax.lax.scan(outer, state, ks)
-    z, space = state.z, state.space
-    last = _record(z, consensus_point(z, _energies(energy, space, z), hyper.alpha), space)
-    recs = jax.tree.map(lambda a, b: jnp.concatenate([a, b[None]]), recs, last)
+    z, sp = state.z, state.space
+    last = record(z, consensus_point(z, energies(z, sp), hyper.alpha), sp)
+    recs = jax.tree.map(lambda a, b: jnp.swapaxes(jnp.concatenate([a, b[None]]), 0, 1), recs, last)
+    if not batched:
+        recs["mean"], recs["cov"] = sp.gaussian(recs.pop("z_bar"))
+        recs["distance"] = jnp.median(recs.pop("dists"), axis=-1)
     # consensus energies, evaluated once after the loop
-    recs["energy"] = jax.vmap(energy)(recs["mean"], recs["cov"])
-    return recs, z, space.sigma0
+    recs["energy"] = jax.vmap(jax.vmap(energy))(recs["mean"], recs["cov"])
+    sigma0 = sp.sigma0 if batched else jnp.broadcast_to(sp.sigma0, (z.shape[0], *sp.sigma0.shape))
+    return recs, z, sigma0
 
 
-@partial(jax.jit, static_argnames=("shape",))
-def _run_batch(energy, hyper: _Hyper, space: LBWSpace, keys, m0, t0, *, shape: _Shape):
-    """Initialise and run every run (vmap); one compilation per (energy tree, shape)."""
-    z0 = jax.vmap(lambda k, m, t: _init(k, m, t, space, shape.n_particles, hyper.spread))(
-        keys[:, 0], m0, t0
-    )
-    return jax.vmap(lambda k, z: _single_run(energy, hyper, shape, space, k, z))(keys[:, 1], z0)
+@partial(jax.jit, static_argnames=("shape", "given"))
+def _run_batch(energy, hyper: _Hyper, space: LBWSpace, bits, m0, cov0, z0, *, shape, given):
+    """Initialise (unless ``given``) and run every run; all in one program, compiled once
+    per (energy tree, shape): no host round trip between steps."""
+    k_init, k_loop = _wrap(bits)
+    if not given:
+        t0 = jax.vmap(space.log)(cov0)
+        z0 = _init_batch(k_init, m0, t0, space, shape.n_particles, hyper.spread)
+    return _loop(energy, hyper, shape, space, k_loop, z0)
+
+
+_init_jit = jax.jit(_init, static_argnames=("n",))
+_step_jit = jax.jit(_step, static_argnames=("noise",))
+
+
+@jax.jit
+def _probe(energy, m: jax.Array, sigma: jax.Array) -> jax.Array:
+    return energy(m, sigma)
 
 
 @dataclass(frozen=True)
@@ -242,8 +327,9 @@ class CBOResult:
 
     ``times`` (K,), ``mean`` (R, K, d), ``cov`` (R, K, d, d) and ``energy`` (R, K): the
     consensus Gaussian and its energy at each recorded step (K = steps + 1 with
-    record_every = 1); ``variance`` (R, K): particle variance; ``particles`` (R, N, D):
-    final coefficients in the final reference ``sigma0`` (R, d, d).
+    record_every = 1); ``variance`` (R, K): particle variance; ``distance`` (R, K): the
+    median particle-to-consensus distance; ``particles`` (R, N, D): final coefficients
+    in the final reference ``sigma0`` (R, d, d).
     """
 
     times: np.ndarray
@@ -253,6 +339,7 @@ class CBOResult:
     variance: np.ndarray
     particles: np.ndarray
     sigma0: np.ndarray
+    distance: np.ndarray
 
     @property
     def final_mean(self) -> np.ndarray:
@@ -279,7 +366,7 @@ class GaussCBO:
     λ = 1, ``sigma`` σ = 5, ``dt`` Δt = 0.05, reference ``sigma0`` Σ⁰ = I, particles
     initialised within ``init_spread`` = 0.1 of the start. ``noise`` is
     ``"anisotropic"`` (the paper), ``"isotropic"`` or a callable ``(key, z̄ − z) ->
-    noise`` of shape (N, D).
+    noise`` of the shape of z̄ − z, (…, N, D).
 
     ``energy`` must be JAX-traceable, ``(m (d,), Σ (d, d)) -> scalar``, e.g.
     :class:`~icml26.gausscbo.objectives.KLDivergence`. Example::
@@ -359,7 +446,9 @@ class GaussCBO:
         """N particles around (m0, Σ0) as in Section 4.2 (one run): an (N, D) array."""
         m, c = self._check_start(m0, cov0, None)
         t0 = self.space.log(jnp.asarray(c[0]))
-        return _init(key, jnp.asarray(m[0]), t0, self.space, self.n_particles, self.init_spread)
+        return _init_jit(
+            key, jnp.asarray(m[0]), t0, self.space, self.n_particles, self._hyper.spread
+        )
 
     @with_float64
     def step(self, z: jax.Array, key: jax.Array) -> tuple[jax.Array, jax.Array]:
@@ -367,7 +456,7 @@ class GaussCBO:
         z = jnp.asarray(z)
         if z.ndim != 2 or z.shape[1] != self.space.dim:
             raise ValueError(f"z must have shape (N, {self.space.dim}), got {z.shape}")
-        return _step(self.energy, self._hyper, self.noise, z, self.space, key)
+        return _step_jit(self.energy, self._hyper, self.noise, z, self.space, key)
 
     # -- public ------------------------------------------------------------------------
     @with_float64
@@ -380,27 +469,39 @@ class GaussCBO:
         *,
         runs: int | None = None,
         record_every: int = 1,
+        particles: object | None = None,
     ) -> CBOResult:
         """Run ``runs`` independent swarms for ``steps`` Euler–Maruyama steps.
 
         ``m0`` (d,) or (R, d) and ``cov0`` (d, d) or (R, d, d) give each run's start
         (shared when unbatched; ``runs`` then sets R, default 1). ``key`` is a JAX
-        PRNG key; run r uses the r-th of its splits.
+        PRNG key: the same key and starts give the same numbers (the batch shares one
+        noise stream, so run r's path also depends on R). ``particles`` (R, N, D), if given,
+        are the initial coefficient vectors (e.g. to give another implementation the
+        same start); they replace the draw around (m0, Σ0).
         """
         m0_arr, cov_arr = self._check_start(m0, cov0, runs)
-        steps, every = int(steps), int(record_every)
-        if steps < 1:
-            raise ValueError(f"steps must be positive, got {steps}")
-        if every < 1 or steps % every:
+        steps = _positive_int(steps, "steps")
+        every = _positive_int(record_every, "record_every")
+        if steps % every:
             raise ValueError(f"record_every must divide steps, got {every} for {steps} steps")
-        self._check_energy(m0_arr[0], cov_arr[0])
         n_runs = m0_arr.shape[0]
-        keys = rbg_keys(key, (n_runs, 2))
-        t0 = jax.vmap(self.space.log)(jnp.asarray(cov_arr))
+        if particles is None:
+            z0 = np.zeros((n_runs, self.n_particles, self.space.dim))
+        else:
+            z0 = _real(particles, "particles")
+            if z0.ndim == 2:
+                z0 = z0[None]
+            want = (n_runs, self.n_particles, self.space.dim)
+            if z0.shape != want:
+                raise ValueError(f"particles must have shape {want}, got {z0.shape}")
+        self._check_energy(m0_arr[0], cov_arr[0])
+        bits = rbg_keys(key, (2,))
         shape = _Shape(self.d, self.n_particles, steps, every, self.noise, self.base_update_every)
         recs, z, sigma0 = _run_batch(
-            self.energy, self._hyper, self.space, keys, jnp.asarray(m0_arr), t0, shape=shape
-        )
+            self.energy, self._hyper, self.space, bits, m0_arr, cov_arr, z0,
+            shape=shape, given=particles is not None,
+        )  # fmt: skip
         times = np.arange(0, steps + 1, every) * self.dt
         return CBOResult(
             times=times,
@@ -410,12 +511,13 @@ class GaussCBO:
             variance=np.asarray(recs["variance"]),
             particles=np.asarray(z),
             sigma0=np.asarray(sigma0),
+            distance=np.asarray(recs["distance"]),
         )
 
     def _check_start(self, m0: object, cov0: object, runs: int | None):
         d = self.d
-        m = np.asarray(m0, dtype=np.float64)
-        c = np.asarray(cov0, dtype=np.float64)
+        m = _real(m0, "m0")
+        c = _real(cov0, "cov0")
         if m.shape == (d,):
             m = m[None]
         if c.shape == (d, d):
@@ -426,14 +528,16 @@ class GaussCBO:
             raise ValueError(
                 f"cov0 must have shape ({d}, {d}) or (runs, {d}, {d}), got {np.shape(cov0)}"
             )
-        n = max(m.shape[0], c.shape[0], 1 if runs is None else int(runs))
-        if runs is not None and int(runs) < 1:
-            raise ValueError(f"runs must be positive, got {runs}")
-        for arr, name in ((m, "m0"), (c, "cov0")):
-            if arr.shape[0] not in (1, n):
-                raise ValueError(f"{name} has {arr.shape[0]} runs, expected 1 or {n}")
-            if not np.all(np.isfinite(arr)):
-                raise ValueError(f"{name} contains NaN or inf")
+        batch = {arr.shape[0] for arr in (m, c) if arr.shape[0] > 1}
+        if len(batch) > 1:
+            raise ValueError(f"m0 has {m.shape[0]} runs but cov0 has {c.shape[0]}")
+        if runs is not None:
+            runs = _positive_int(runs, "runs")
+            if batch and runs not in batch:
+                raise ValueError(
+                    f"runs={runs} disagrees with the {batch.pop()} starts given in m0/cov0"
+                )
+        n = batch.pop() if batch else (runs or 1)
         if not np.allclose(c, np.swapaxes(c, 1, 2), atol=1e-10):
             raise ValueError("cov0 must be symmetric")
         if np.linalg.eigvalsh(c).min() <= 0:
@@ -441,12 +545,30 @@ class GaussCBO:
         return np.broadcast_to(m, (n, d)).copy(), np.broadcast_to(c, (n, d, d)).copy()
 
     def _check_energy(self, m: np.ndarray, cov: np.ndarray) -> None:
-        with float64():
-            check = getattr(self.energy, "check", None)
-            if check is not None:
-                check(jnp.asarray(m), jnp.asarray(cov))
-            value = np.asarray(self.energy(jnp.asarray(m), jnp.asarray(cov)))
-        if value.shape != ():
-            raise ValueError(f"energy must return a scalar, got shape {value.shape}")
+        check = getattr(self.energy, "check", None)
+        if check is not None:
+            check(m, cov)
+        out = jax.eval_shape(self.energy, m, cov)
+        if out.shape != ():
+            raise ValueError(f"energy must return a scalar, got shape {out.shape}")
+        value = np.asarray(_probe(self.energy, m, cov))
         if not np.isfinite(value):
             raise ValueError(f"energy is not finite at the starting Gaussian (got {value})")
+
+
+def _positive_int(value: object, name: str) -> int:
+    """``value`` as a positive int; 2.5 or True is an error, not silently truncated."""
+    if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < 1:
+        raise ValueError(f"{name} must be a positive integer, got {value!r}")
+    return int(value)
+
+
+def _real(value: object, name: str) -> np.ndarray:
+    """A finite float64 copy of ``value``; complex or non-numeric input is a TypeError."""
+    arr = np.asarray(value)
+    if not (np.issubdtype(arr.dtype, np.floating) or np.issubdtype(arr.dtype, np.integer)):
+        raise TypeError(f"{name} must be a real-valued array, got dtype {arr.dtype}")
+    arr = arr.astype(np.float64)
+    if not np.all(np.isfinite(arr)):
+        raise ValueError(f"{name} contains NaN or inf")
+    return arr

@@ -28,6 +28,8 @@ from jax.scipy.special import logsumexp
 
 from icml26.gausscbo.cbo import (
     _init,
+    _positive_int,
+    _real,
     anisotropic_noise,
     cbo_update,
     consensus_point,
@@ -112,7 +114,8 @@ def _multi_batch(kl, space, hyper, keys, m0, t0, *, n_swarms, n_particles, steps
         init = (bar_m, bar_s, jnp.zeros(z.shape[::2], z.dtype))
         return jax.lax.fori_loop(0, n_swarms, visit, init)
 
-    def one_run(key, m0_r, t0_r):
+    def one_run(bits_r, m0_r, t0_r):
+        key = jax.random.wrap_key_data(bits_r, impl="rbg")
         k_init, k_loop = jax.random.split(key)
         init_keys = jax.random.split(k_init, n_swarms)
         z = jax.vmap(lambda k, m, t: _init(k, m, t, space, n_particles, spread))(
@@ -160,17 +163,27 @@ def multi_swarm_cbo(
     """
     if not isinstance(kl, KLDivergence):
         raise TypeError(f"multi_swarm_cbo needs a KLDivergence objective, got {type(kl)}")
+    n_swarms = _positive_int(n_swarms, "n_swarms")
+    n_particles = _positive_int(n_particles, "n_particles")
+    steps = _positive_int(steps, "steps")
     if n_swarms < 2:
         raise ValueError(f"n_swarms must be at least 2, got {n_swarms}")
+    for name, value in (("alpha", alpha), ("lam", lam), ("dt", dt)):
+        if not (np.isfinite(value) and value > 0):
+            raise ValueError(f"{name} must be positive and finite, got {value}")
+    if not (np.isfinite(sigma) and sigma >= 0) or not (
+        np.isfinite(init_spread) and init_spread >= 0
+    ):
+        raise ValueError(f"sigma and init_spread must be >= 0, got {sigma}, {init_spread}")
     d = kl.d
-    m = np.asarray(m0, dtype=np.float64)
+    m = _real(m0, "m0")  # NaN/inf or complex starts are an error, not a 1e4 energy
     if m.ndim == 2:
         m = m[None]
     if m.shape[1:] != (n_swarms, d):
         raise ValueError(f"m0 must have shape (runs, {n_swarms}, {d}), got {np.shape(m0)}")
     space = LBWSpace.create(d=d)
     hyper = tuple(jnp.asarray(v) for v in (alpha, lam, sigma, dt, init_spread))
-    keys = rbg_keys(key, (m.shape[0],))
+    keys = rbg_keys(key, (m.shape[0],))  # host-side key data, wrapped inside the jit
     t0 = jnp.zeros((*m.shape, d))  # log_I(I) = 0
     ms, ss, e = _multi_batch(
         kl, space, hyper, keys, jnp.asarray(m), t0,
