@@ -14,7 +14,13 @@ count against null distributions.
     print(verify_ownership(model, data, key).z_subgraph)
 """
 
+from icml26.gnn_watermark import _pyg  # noqa: F401  (first: a quiet torch_geometric import)
 from icml26.gnn_watermark.attacks import (
+    FULL_GRAPH_FINETUNE,
+    OFFICIAL_FINETUNE,
+    OFFICIAL_FINETUNE_LR,
+    OFFICIAL_LR_SCALE,
+    FineTuneAttack,
     attacker_nodes,
     distill,
     fine_tune,
@@ -32,6 +38,8 @@ from icml26.gnn_watermark.baselines import (
 )
 from icml26.gnn_watermark.data import (
     GRAPH_SIZES,
+    check_graph,
+    check_node_ids,
     load_graph,
     prepare_data,
     pyg_generator,
@@ -51,6 +59,7 @@ from icml26.gnn_watermark.model import (
     ModelConfig,
     NodeClassifier,
     build_model,
+    check_model_fits,
     load_model,
     save_model,
 )
@@ -87,8 +96,13 @@ from icml26.gnn_watermark.watermark import (
 
 __all__ = [
     "DATASET_SETTINGS",
+    "FULL_GRAPH_FINETUNE",
     "GRAPH_SIZES",
+    "OFFICIAL_FINETUNE",
+    "OFFICIAL_FINETUNE_LR",
+    "OFFICIAL_LR_SCALE",
     "Augmentation",
+    "FineTuneAttack",
     "KeyMismatchError",
     "ModelConfig",
     "NodeClassifier",
@@ -106,6 +120,9 @@ __all__ = [
     "augment_training_graph",
     "build_model",
     "center_and_normalize",
+    "check_graph",
+    "check_model_fits",
+    "check_node_ids",
     "clean_model_null",
     "count_matches",
     "distill",

@@ -242,6 +242,55 @@ def prepare_data(data: Data, *, split=DEFAULT_SPLIT, seed: int = 0) -> Data:
     return _with_split(out, split, seed)
 
 
+def check_graph(data: object, *, what: str = "the graph") -> Data:
+    """Raise a clear error unless ``data`` is a graph the public API can use.
+
+    Checks what every entry point relies on: a :class:`~torch_geometric.data.Data` with
+    finite (N, F) float features, a (2, E) integer ``edge_index`` inside 0..N-1 and, when
+    present, one integer label per node. Returns ``data`` unchanged. The cost is one pass
+    over the features (a NaN would otherwise train silently into a NaN loss).
+    """
+    if not isinstance(data, Data):
+        raise TypeError(f"{what} must be a torch_geometric.data.Data, got {type(data).__name__}")
+    x = getattr(data, "x", None)
+    if x is None:
+        raise ValueError(f"{what} has no node features (data.x is None)")
+    if not isinstance(x, Tensor) or x.dim() != 2:
+        raise ValueError(f"{what} needs (N, F) node features data.x, got {_shape(x)}")
+    if not torch.is_floating_point(x):
+        raise TypeError(f"{what}: data.x must be a float tensor, got {x.dtype}")
+    if not bool(torch.isfinite(x).all()):
+        bad = int((~torch.isfinite(x)).any(dim=1).sum())
+        raise ValueError(f"{what}: data.x contains NaN or inf (in {bad} of {x.shape[0]} nodes)")
+    ei = getattr(data, "edge_index", None)
+    if not isinstance(ei, Tensor) or ei.dim() != 2 or ei.shape[0] != 2:
+        raise ValueError(f"{what} needs a (2, E) data.edge_index, got {_shape(ei)}")
+    if ei.is_floating_point():
+        raise TypeError(f"{what}: data.edge_index must hold integer node ids, got {ei.dtype}")
+    if ei.numel() and (int(ei.min()) < 0 or int(ei.max()) >= x.shape[0]):
+        raise ValueError(
+            f"{what}: data.edge_index refers to nodes outside 0..{x.shape[0] - 1} "
+            f"(min {int(ei.min())}, max {int(ei.max())})"
+        )
+    y = getattr(data, "y", None)
+    if y is not None and (not isinstance(y, Tensor) or y.numel() != x.shape[0]):
+        raise ValueError(f"{what}: data.y must hold one label per node ({x.shape[0]})")
+    return data
+
+
+def check_node_ids(nodes: object, num_nodes: int, *, what: str = "node ids") -> Tensor:
+    """``nodes`` as a flat long tensor, or a clear error if they are not ids in 0..N-1."""
+    t = torch.as_tensor(np.asarray(nodes) if not isinstance(nodes, Tensor) else nodes)
+    if t.is_floating_point() or t.dtype == torch.bool:
+        raise TypeError(f"{what} must be integer node ids, got {t.dtype}")
+    t = t.long().reshape(-1).cpu()
+    if t.numel() and (int(t.min()) < 0 or int(t.max()) >= num_nodes):
+        raise ValueError(
+            f"{what} must lie in 0..{num_nodes - 1}, got min {int(t.min())}, max {int(t.max())}"
+        )
+    return t
+
+
 def save_graph(data: Data, path: str | Path) -> Path:
     """Write a graph as a ``.pt`` dict of tensors (loadable with ``weights_only=True``)."""
     path = Path(path)

@@ -28,6 +28,7 @@ import torch
 from torch import Tensor
 from torch_geometric.data import Data
 
+from icml26.gnn_watermark.data import check_graph
 from icml26.shared import numpy_rng
 
 log = logging.getLogger(__name__)
@@ -182,9 +183,8 @@ def generate_key(
 ) -> WatermarkKey:
     """Draw the secret subgraphs and the watermark pattern (official defaults: T = 7,
     frac = 0.005 of the training nodes, M = 3 % of the features)."""
-    x = getattr(data, "x", None)
-    if x is None:
-        raise ValueError("the graph has no node features (data.x is None)")
+    check_graph(data)
+    x = data.x
     train = getattr(data, "train_mask", None)
     if train is None:
         raise ValueError("the graph has no train_mask; run prepare_data first")

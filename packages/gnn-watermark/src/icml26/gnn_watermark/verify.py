@@ -41,8 +41,10 @@ from scipy import stats
 from torch import Tensor, nn
 from torch_geometric.data import Data
 
+from icml26.gnn_watermark.data import check_graph
 from icml26.gnn_watermark.explain import RIDGE_LAMBDA, informative_features
 from icml26.gnn_watermark.key import WatermarkKey
+from icml26.gnn_watermark.model import check_model_fits
 from icml26.gnn_watermark.subgraph import explain_subgraphs_eval, induced_subgraphs
 from icml26.shared import numpy_rng
 
@@ -140,11 +142,19 @@ class Verification:
 
 def key_signs(model: nn.Module, data: Data, key: WatermarkKey, *, lam: float = RIDGE_LAMBDA):
     """sign(β_t) of the suspect on the secret subgraphs (T, F), with β and the batch."""
-    key.check(data)
+    _check_suspect(model, data, key)
     device = next(model.parameters()).device
     batch = induced_subgraphs(data, key.nodes).to(device)
     beta = explain_subgraphs_eval(model, batch, lam=lam)
     return torch.sign(beta), beta, batch
+
+
+def _check_suspect(model: object, data: Data, key: WatermarkKey) -> None:
+    if not isinstance(key, WatermarkKey):
+        raise TypeError(f"key must be a WatermarkKey, got {type(key).__name__}")
+    check_graph(data)
+    check_model_fits(model, data)
+    key.check(data)
 
 
 def random_subgraph_null(
@@ -168,7 +178,7 @@ def random_subgraph_null(
         )
     if num_tuples < 2:
         raise ValueError(f"need at least 2 tuples, got {num_tuples}")
-    key.check(data)
+    _check_suspect(model, data, key)
     rng = numpy_rng(seed, "subgraph-null")
     pool = torch.nonzero(data.train_mask.cpu(), as_tuple=True)[0].numpy()
     pool = np.setdiff1d(pool, key.nodes.numpy().reshape(-1))
