@@ -63,11 +63,11 @@ def test_out_of_range_node_ids_are_refused(tiny_graph, trained):
     clean, _ = trained
     n = tiny_graph.num_nodes
     for nodes in (torch.tensor([0, n]), torch.tensor([-1, 3])):
-        with pytest.raises(ValueError, match=f"0..{n - 1}"):
+        with pytest.raises(ValueError, match=rf"0\.\.{n - 1}"):
             fine_tune(clean, tiny_graph, nodes, lr=1e-3, epochs=1)
     with pytest.raises(TypeError, match="integer"):
         fine_tune(clean, tiny_graph, torch.tensor([0.5, 1.0]), lr=1e-3, epochs=1)
-    with pytest.raises(ValueError, match=f"0..{n - 1}"):
+    with pytest.raises(ValueError, match=rf"0\.\.{n - 1}"):
         attacker_nodes(tiny_graph, 0.05, exclude=torch.tensor([n + 5]))
 
 
