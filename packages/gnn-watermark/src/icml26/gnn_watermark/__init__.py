@@ -72,6 +72,7 @@ from icml26.gnn_watermark.subgraph import (
     induced_subgraphs,
 )
 from icml26.gnn_watermark.verify import (
+    DenseFeaturesWarning,
     NullDistribution,
     Verification,
     analytic_null,
@@ -103,6 +104,7 @@ __all__ = [
     "OFFICIAL_FINETUNE_LR",
     "OFFICIAL_LR_SCALE",
     "Augmentation",
+    "DenseFeaturesWarning",
     "FineTuneAttack",
     "KeyMismatchError",
     "ModelConfig",
@@ -164,4 +166,4 @@ __all__ = [
     "watermark_loss",
 ]
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"

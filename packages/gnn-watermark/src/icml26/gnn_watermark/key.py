@@ -210,6 +210,9 @@ def generate_key(
     chosen = rng.choice(train_idx, size=num_subgraphs * n_s, replace=False)
     subgraphs = chosen.reshape(num_subgraphs, n_s)
     sub_x = x.detach().cpu()[torch.from_numpy(subgraphs.reshape(-1))]
+    from icml26.gnn_watermark.verify import warn_if_dense
+
+    warn_if_dense(sub_x)
     counts = (sub_x != 0).sum(dim=0).numpy()
     positions = np.argsort(-counts, kind="stable")[:m]
     values = np.array([1] * (m // 2) + [-1] * (m - m // 2))[rng.permutation(m)]
