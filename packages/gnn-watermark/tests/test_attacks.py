@@ -72,3 +72,27 @@ def test_distillation_trains_a_fresh_student(tiny_graph, trained):
     assert accuracy(student, tiny_graph) > 0.6
     with pytest.raises(TypeError):
         distill(torch.nn.Linear(3, 3), tiny_graph)
+
+
+def test_official_fine_tuning_sees_only_its_induced_subgraph(tiny_graph, tiny_key, trained):
+    from icml26.gnn_watermark import FULL_GRAPH_FINETUNE, OFFICIAL_FINETUNE
+
+    _, wm = trained
+    nodes = OFFICIAL_FINETUNE.nodes(tiny_graph, tiny_key.nodes, seed=1)
+    assert len(nodes) == int(0.015 * tiny_graph.num_nodes) and tiny_graph.test_mask[nodes].all()
+    assert not set(nodes.tolist()) & set(tiny_key.nodes.reshape(-1).tolist())
+    # features outside the attacker's nodes cannot matter to the induced-subgraph attack ...
+    other = tiny_graph.clone()
+    other.x = tiny_graph.x.clone()
+    outside = torch.ones(tiny_graph.num_nodes, dtype=torch.bool)
+    outside[nodes] = False
+    other.x[outside] = 1 - other.x[outside]
+    a = fine_tune(wm.model, tiny_graph, nodes, lr=1e-3, epochs=3, seed=2)
+    b = fine_tune(wm.model, other, nodes, lr=1e-3, epochs=3, seed=2)
+    assert all(torch.equal(p, q) for p, q in zip(a.parameters(), b.parameters(), strict=True))
+    # ... but they do matter to full-graph forwards
+    c = fine_tune(wm.model, tiny_graph, nodes, lr=1e-3, epochs=3, induced=False, seed=2)
+    d = fine_tune(wm.model, other, nodes, lr=1e-3, epochs=3, induced=False, seed=2)
+    assert any(not torch.equal(p, q) for p, q in zip(c.parameters(), d.parameters(), strict=True))
+    _tuned, used = FULL_GRAPH_FINETUNE.run(wm.model, tiny_graph, lr=1e-3, exclude=tiny_key.nodes)
+    assert len(used) == 80 and tiny_graph.val_mask[used].all()

@@ -27,3 +27,17 @@ def test_watermarking_runs_on_cuda(tiny_graph, tiny_key, tiny_model_config, tiny
     assert next(wm.model.parameters()).is_cuda
     v = verify_ownership(wm.model, tiny_graph, tiny_key, num_null_subgraphs=30, num_null_tuples=100)
     assert v.alignment > 0.8
+
+
+def test_official_fine_tuning_and_pruning_run_on_cuda(tiny_graph, tiny_key, trained):
+    import copy
+
+    from icml26.gnn_watermark import OFFICIAL_FINETUNE, accuracy, prune
+
+    _, wm = trained
+    model = copy.deepcopy(wm.model).cuda()
+    tuned, nodes = OFFICIAL_FINETUNE.run(model, tiny_graph, lr=1e-4, exclude=tiny_key.nodes)
+    assert next(tuned.parameters()).is_cuda and len(nodes) == 6
+    cpu_tuned, _ = OFFICIAL_FINETUNE.run(wm.model, tiny_graph, lr=1e-4, exclude=tiny_key.nodes)
+    assert abs(accuracy(tuned, tiny_graph) - accuracy(cpu_tuned, tiny_graph)) <= 0.02
+    assert next(prune(model, 0.3).parameters()).is_cuda

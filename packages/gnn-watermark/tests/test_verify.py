@@ -83,3 +83,23 @@ def test_verification_rejects_bad_input(tiny_graph, tiny_key, trained):
     featureless.x = None
     with pytest.raises(ValueError, match="no node features"):
         verify_ownership(wm.model, featureless, tiny_key)
+
+
+def test_dense_features_warn_and_sparse_ones_do_not(tiny_graph, tiny_key, trained):
+    import warnings
+
+    from icml26.gnn_watermark import DenseFeaturesWarning, ModelConfig, generate_key, pyg_generator
+
+    dense = pyg_generator("sbm", block_sizes=[60, 60], num_channels=12)
+    with pytest.warns(DenseFeaturesWarning, match="nonzero"):
+        key = generate_key(dense, num_subgraphs=2, subgraph_size=15, watermark_size=4)
+    model = build_model(12, 2, ModelConfig(hidden=8), device="cpu")
+    with pytest.warns(DenseFeaturesWarning):
+        v = verify_ownership(model, dense, key, subgraph_null=False)
+    assert 0 <= v.mi_watermark <= 4
+    _, wm = trained
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", DenseFeaturesWarning)
+        v = verify_ownership(wm.model, tiny_graph, tiny_key, subgraph_null=False)
+    # agreement with w on every subgraph implies agreement among the subgraphs
+    assert v.mi_watermark <= v.mi and v.mi_watermark > 0

@@ -14,7 +14,13 @@ count against null distributions.
     print(verify_ownership(model, data, key).z_subgraph)
 """
 
+from icml26.gnn_watermark import _pyg  # noqa: F401  (first: a quiet torch_geometric import)
 from icml26.gnn_watermark.attacks import (
+    FULL_GRAPH_FINETUNE,
+    OFFICIAL_FINETUNE,
+    OFFICIAL_FINETUNE_LR,
+    OFFICIAL_LR_SCALE,
+    FineTuneAttack,
     attacker_nodes,
     distill,
     fine_tune,
@@ -32,6 +38,9 @@ from icml26.gnn_watermark.baselines import (
 )
 from icml26.gnn_watermark.data import (
     GRAPH_SIZES,
+    check_graph,
+    check_node_ids,
+    load_edge_list,
     load_graph,
     prepare_data,
     pyg_generator,
@@ -51,6 +60,7 @@ from icml26.gnn_watermark.model import (
     ModelConfig,
     NodeClassifier,
     build_model,
+    check_model_fits,
     load_model,
     save_model,
 )
@@ -62,6 +72,7 @@ from icml26.gnn_watermark.subgraph import (
     induced_subgraphs,
 )
 from icml26.gnn_watermark.verify import (
+    DenseFeaturesWarning,
     NullDistribution,
     Verification,
     analytic_null,
@@ -87,8 +98,14 @@ from icml26.gnn_watermark.watermark import (
 
 __all__ = [
     "DATASET_SETTINGS",
+    "FULL_GRAPH_FINETUNE",
     "GRAPH_SIZES",
+    "OFFICIAL_FINETUNE",
+    "OFFICIAL_FINETUNE_LR",
+    "OFFICIAL_LR_SCALE",
     "Augmentation",
+    "DenseFeaturesWarning",
+    "FineTuneAttack",
     "KeyMismatchError",
     "ModelConfig",
     "NodeClassifier",
@@ -106,6 +123,9 @@ __all__ = [
     "augment_training_graph",
     "build_model",
     "center_and_normalize",
+    "check_graph",
+    "check_model_fits",
+    "check_node_ids",
     "clean_model_null",
     "count_matches",
     "distill",
@@ -118,6 +138,7 @@ __all__ = [
     "induced_subgraphs",
     "informative_features",
     "leave_one_out_p",
+    "load_edge_list",
     "load_graph",
     "load_model",
     "match_count",
@@ -145,4 +166,4 @@ __all__ = [
     "watermark_loss",
 ]
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"

@@ -8,8 +8,10 @@
   ``stochastic_blockmodel_graph``).
 - :func:`prepare_data`: checks any user ``torch_geometric.data.Data`` (features,
   edges, labels) and adds a seeded 60/20/20 split when it has none.
-- :func:`save_graph` / :func:`load_graph`: ``.pt`` files holding a dict of tensors
-  (read with ``torch.load(weights_only=True)``) and ``.npz`` files.
+- :func:`save_graph` / :func:`load_graph`: ``.pt`` files holding a PyG ``Data`` saved
+  with ``torch.save`` or a dict of tensors (read with ``torch.load(weights_only=True)``)
+  and ``.npz`` files; :func:`load_edge_list`: an edge list with feature and label files
+  (CSV or ``.npy``).
 """
 
 from __future__ import annotations
@@ -242,6 +244,55 @@ def prepare_data(data: Data, *, split=DEFAULT_SPLIT, seed: int = 0) -> Data:
     return _with_split(out, split, seed)
 
 
+def check_graph(data: object, *, what: str = "the graph") -> Data:
+    """Raise a clear error unless ``data`` is a graph the public API can use.
+
+    Checks what every entry point relies on: a :class:`~torch_geometric.data.Data` with
+    finite (N, F) float features, a (2, E) integer ``edge_index`` inside 0..N-1 and, when
+    present, one integer label per node. Returns ``data`` unchanged. The cost is one pass
+    over the features (a NaN would otherwise train silently into a NaN loss).
+    """
+    if not isinstance(data, Data):
+        raise TypeError(f"{what} must be a torch_geometric.data.Data, got {type(data).__name__}")
+    x = getattr(data, "x", None)
+    if x is None:
+        raise ValueError(f"{what} has no node features (data.x is None)")
+    if not isinstance(x, Tensor) or x.dim() != 2:
+        raise ValueError(f"{what} needs (N, F) node features data.x, got {_shape(x)}")
+    if not torch.is_floating_point(x):
+        raise TypeError(f"{what}: data.x must be a float tensor, got {x.dtype}")
+    if not bool(torch.isfinite(x).all()):
+        bad = int((~torch.isfinite(x)).any(dim=1).sum())
+        raise ValueError(f"{what}: data.x contains NaN or inf (in {bad} of {x.shape[0]} nodes)")
+    ei = getattr(data, "edge_index", None)
+    if not isinstance(ei, Tensor) or ei.dim() != 2 or ei.shape[0] != 2:
+        raise ValueError(f"{what} needs a (2, E) data.edge_index, got {_shape(ei)}")
+    if ei.is_floating_point():
+        raise TypeError(f"{what}: data.edge_index must hold integer node ids, got {ei.dtype}")
+    if ei.numel() and (int(ei.min()) < 0 or int(ei.max()) >= x.shape[0]):
+        raise ValueError(
+            f"{what}: data.edge_index refers to nodes outside 0..{x.shape[0] - 1} "
+            f"(min {int(ei.min())}, max {int(ei.max())})"
+        )
+    y = getattr(data, "y", None)
+    if y is not None and (not isinstance(y, Tensor) or y.numel() != x.shape[0]):
+        raise ValueError(f"{what}: data.y must hold one label per node ({x.shape[0]})")
+    return data
+
+
+def check_node_ids(nodes: object, num_nodes: int, *, what: str = "node ids") -> Tensor:
+    """``nodes`` as a flat long tensor, or a clear error if they are not ids in 0..N-1."""
+    t = torch.as_tensor(np.asarray(nodes) if not isinstance(nodes, Tensor) else nodes)
+    if t.is_floating_point() or t.dtype == torch.bool:
+        raise TypeError(f"{what} must be integer node ids, got {t.dtype}")
+    t = t.long().reshape(-1).cpu()
+    if t.numel() and (int(t.min()) < 0 or int(t.max()) >= num_nodes):
+        raise ValueError(
+            f"{what} must lie in 0..{num_nodes - 1}, got min {int(t.min())}, max {int(t.max())}"
+        )
+    return t
+
+
 def save_graph(data: Data, path: str | Path) -> Path:
     """Write a graph as a ``.pt`` dict of tensors (loadable with ``weights_only=True``)."""
     path = Path(path)
@@ -250,28 +301,153 @@ def save_graph(data: Data, path: str | Path) -> Path:
     return path
 
 
+def _pyg_safe_globals() -> list:
+    """The PyG classes a ``torch.save``-d ``Data`` pickles; plain data containers, which
+    ``torch.load(weights_only=True)`` may rebuild (the loader still refuses everything else)."""
+    from torch_geometric.data.data import DataEdgeAttr, DataTensorAttr
+    from torch_geometric.data.storage import EdgeStorage, GlobalStorage, NodeStorage
+
+    return [Data, DataEdgeAttr, DataTensorAttr, GlobalStorage, NodeStorage, EdgeStorage]
+
+
 def load_graph(path: str | Path, *, split=DEFAULT_SPLIT, seed: int = 0) -> Data:
-    """Read a graph from ``.pt`` (a dict of tensors) or ``.npz`` (arrays ``x``, ``edge_index``,
-    ``y`` and optional masks) and check it with :func:`prepare_data`. Nothing is unpickled."""
+    """Read a graph file and check it with :func:`prepare_data`. Nothing is unpickled
+    beyond tensors and PyG's data containers.
+
+    - ``.pt``: a ``torch_geometric.data.Data`` saved with ``torch.save(data, path)``, or a
+      dict of tensors (:func:`save_graph`); read with ``torch.load(weights_only=True)``.
+    - ``.npz``: arrays ``x``, ``edge_index`` (2 × E or E × 2), ``y`` and optional masks.
+
+    Edge lists with feature and label files (CSV, ``.npy``) go through :func:`load_edge_list`.
+    """
     path = Path(path)
     if not path.is_file():
         raise FileNotFoundError(path)
     if path.suffix == ".pt":
         try:
-            obj = torch.load(path, map_location="cpu", weights_only=True)
-        except Exception as err:  # pickled objects other than tensors are refused
+            with torch.serialization.safe_globals(_pyg_safe_globals()):
+                obj = torch.load(path, map_location="cpu", weights_only=True)
+        except Exception as err:  # pickled objects other than tensors / Data are refused
             raise ValueError(
-                f"{path} is not a dict of tensors (save graphs with save_graph): {err}"
+                f"{path} is neither a torch_geometric Data nor a dict of tensors "
+                f"(it cannot be read with weights_only=True): {err}"
             ) from err
-        if not isinstance(obj, dict):
-            raise ValueError(f"{path} holds a {type(obj).__name__}, expected a dict of tensors")
-        fields = obj
+        if isinstance(obj, Data):
+            fields = {k: v for k, v in obj.to_dict().items() if isinstance(v, Tensor)}
+        elif isinstance(obj, dict):
+            fields = obj
+        else:
+            raise ValueError(f"{path} holds a {type(obj).__name__}, expected a Data or a dict")
     elif path.suffix == ".npz":
         with np.load(path, allow_pickle=False) as arrays:
             fields = {k: torch.from_numpy(arrays[k]) for k in arrays.files}
+        ei = fields.get("edge_index")
+        if isinstance(ei, Tensor) and ei.dim() == 2 and ei.shape[0] != 2 and ei.shape[1] == 2:
+            fields["edge_index"] = ei.t().contiguous()
     else:
-        raise ValueError(f"unsupported graph file {path.name}; use .pt or .npz")
+        raise ValueError(
+            f"unsupported graph file {path.name}; use .pt or .npz (or load_edge_list for CSV)"
+        )
     return prepare_data(Data(**fields), split=split, seed=seed)
+
+
+def load_edge_list(
+    edges: str | Path,
+    features: str | Path,
+    labels: str | Path,
+    *,
+    undirected: bool = True,
+    split=DEFAULT_SPLIT,
+    seed: int = 0,
+) -> Data:
+    """A graph from three files: an edge list, node features and node labels.
+
+    Each file is CSV (comma-separated, an optional header row) or ``.npy``:
+
+    - ``edges``: two columns, source and target node ids in 0..N-1;
+    - ``features``: N rows of F numbers (row i belongs to node i);
+    - ``labels``: N integer labels, one per row (a single column), or two columns
+      (node id, label) in any order of nodes.
+
+    ``undirected`` adds the reverse of every edge (Photo, CS, PubMed are undirected).
+    The result is checked by :func:`prepare_data` and gets a seeded 60/20/20 split.
+    """
+    x = _read_table(features, "features")
+    n = x.shape[0]
+    e = _read_table(edges, "edges")
+    if e.ndim != 2 or e.shape[1] != 2:
+        raise ValueError(f"the edge list must have two columns (source, target), got {e.shape}")
+    edge_index = torch.from_numpy(_as_ids(e, "edge list")).t().contiguous()
+    if edge_index.numel() and (int(edge_index.min()) < 0 or int(edge_index.max()) >= n):
+        raise ValueError(
+            f"the edge list refers to nodes outside 0..{n - 1} (the features file has {n} rows)"
+        )
+    lab = _read_table(labels, "labels")
+    if lab.ndim == 2 and lab.shape[1] == 2:
+        ids, vals = _as_ids(lab[:, 0], "label node ids"), _as_ids(lab[:, 1], "labels")
+        if sorted(ids.tolist()) != list(range(n)):
+            raise ValueError(f"the labels file must name every node 0..{n - 1} exactly once")
+        y = np.empty(n, dtype=np.int64)
+        y[ids] = vals
+    elif lab.ndim == 1 or lab.shape[1] == 1:
+        y = _as_ids(lab.reshape(-1), "labels")
+    else:
+        raise ValueError(f"the labels file must have one or two columns, got {lab.shape}")
+    if len(y) != n:
+        raise ValueError(f"{len(y)} labels for {n} nodes (rows of the features file)")
+    if undirected and edge_index.numel():
+        edge_index = coalesce(to_undirected(edge_index, num_nodes=n), num_nodes=n)
+    data = Data(
+        x=torch.from_numpy(x.astype(np.float32)), edge_index=edge_index, y=torch.from_numpy(y)
+    )
+    return prepare_data(data, split=split, seed=seed)
+
+
+def _read_table(path: str | Path, what: str) -> np.ndarray:
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(path)
+    if path.suffix == ".npy":
+        arr = np.load(path, allow_pickle=False)
+    elif path.suffix in (".csv", ".txt"):
+        import csv
+
+        with path.open(newline="") as fh:
+            rows = [r for r in csv.reader(fh) if r and any(c.strip() for c in r)]
+        if rows and not _numeric(rows[0]):
+            rows = rows[1:]  # a header row
+        if not rows:
+            raise ValueError(f"the {what} file {path.name} holds no rows")
+        widths = {len(r) for r in rows}
+        if len(widths) != 1:
+            raise ValueError(f"the {what} file {path.name} has rows of different lengths {widths}")
+        try:
+            arr = np.array([[float(c) for c in r] for r in rows])
+        except ValueError as err:
+            raise ValueError(f"the {what} file {path.name} holds a non-number: {err}") from err
+        if arr.shape[1] == 1 and what == "labels":
+            arr = arr[:, 0]
+    else:
+        raise ValueError(f"unsupported {what} file {path.name}; use .csv or .npy")
+    if arr.dtype.kind not in "biuf":
+        raise ValueError(f"the {what} file {path.name} must hold numbers, got dtype {arr.dtype}")
+    if arr.dtype.kind == "f" and not np.isfinite(arr).all():
+        raise ValueError(f"the {what} file {path.name} contains NaN or inf")
+    return arr
+
+
+def _numeric(row: list[str]) -> bool:
+    try:
+        [float(c) for c in row]
+    except ValueError:
+        return False
+    return True
+
+
+def _as_ids(a: np.ndarray, what: str) -> np.ndarray:
+    if a.dtype.kind == "f" and not np.array_equal(a, np.round(a)):
+        raise ValueError(f"the {what} must be integers")
+    return a.astype(np.int64)
 
 
 def _with_split(data: Data, split, seed: int) -> Data:

@@ -102,6 +102,10 @@ def ridge_explanation(x: Tensor, y: Tensor, lam: float = RIDGE_LAMBDA) -> Tensor
     if not torch.is_floating_point(x):
         x = x.float()
     y = y.to(x.dtype)
+    if not bool(torch.isfinite(x).all()):
+        raise ValueError("x (the subgraph features) contains NaN or inf")
+    if not bool(torch.isfinite(y.detach()).all()):
+        raise ValueError("y (the model's output probabilities) contains NaN or inf")
 
     f = x.shape[-1]
     k_bar = center_and_normalize(feature_kernels(x)).reshape(*x.shape[:-2], n * n, f)

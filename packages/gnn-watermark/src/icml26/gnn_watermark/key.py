@@ -28,6 +28,7 @@ import torch
 from torch import Tensor
 from torch_geometric.data import Data
 
+from icml26.gnn_watermark.data import check_graph
 from icml26.shared import numpy_rng
 
 log = logging.getLogger(__name__)
@@ -182,9 +183,8 @@ def generate_key(
 ) -> WatermarkKey:
     """Draw the secret subgraphs and the watermark pattern (official defaults: T = 7,
     frac = 0.005 of the training nodes, M = 3 % of the features)."""
-    x = getattr(data, "x", None)
-    if x is None:
-        raise ValueError("the graph has no node features (data.x is None)")
+    check_graph(data)
+    x = data.x
     train = getattr(data, "train_mask", None)
     if train is None:
         raise ValueError("the graph has no train_mask; run prepare_data first")
@@ -210,6 +210,9 @@ def generate_key(
     chosen = rng.choice(train_idx, size=num_subgraphs * n_s, replace=False)
     subgraphs = chosen.reshape(num_subgraphs, n_s)
     sub_x = x.detach().cpu()[torch.from_numpy(subgraphs.reshape(-1))]
+    from icml26.gnn_watermark.verify import warn_if_dense
+
+    warn_if_dense(sub_x)
     counts = (sub_x != 0).sum(dim=0).numpy()
     positions = np.argsort(-counts, kind="stable")[:m]
     values = np.array([1] * (m // 2) + [-1] * (m - m // 2))[rng.permutation(m)]

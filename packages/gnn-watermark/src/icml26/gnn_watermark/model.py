@@ -112,6 +112,19 @@ class NodeClassifier(nn.Module):
         return F.log_softmax(x, dim=-1)
 
 
+def check_model_fits(model: object, data) -> None:
+    """Raise a clear error unless ``model`` is a :class:`NodeClassifier` for ``data``'s features."""
+    if not isinstance(model, nn.Module):
+        raise TypeError(f"model must be a torch module, got {type(model).__name__}")
+    in_dim = getattr(model, "in_dim", None)
+    f = data.x.shape[-1]
+    if in_dim is not None and in_dim != f:
+        raise ValueError(
+            f"the model takes {in_dim} input features, the graph has {f}: "
+            "wrong model for this graph"
+        )
+
+
 def build_model(
     in_dim: int, out_dim: int, config: ModelConfig | None = None, *, seed: int = 0, device=None
 ) -> NodeClassifier:

@@ -8,13 +8,23 @@ Per seed and per (graph, architecture) the run trains, on the same graph and bud
 - C, the backdoor-trigger watermark (baseline);
 
 then verifies B (and every clean model) with the secret key under the official,
-analytic, random-subgraph and clean-model nulls, and attacks B by fine-tuning on 20 %
-of the nodes at 0.1× lr, magnitude pruning and knowledge distillation.
+analytic, random-subgraph and clean-model nulls, and attacks B:
+
+- fine-tuning, swept over the absolute learning rate (2e-5 … 5e-4: the official
+  fine-tuning rates of Photo, CS and PubMed are 2e-5, 1e-4, 5e-4) and over the
+  attacker's data — the official attack (1.5 % of the nodes from the test split, their
+  induced subgraph), the same on 5 % and 20 % of the nodes, and the stronger full-graph
+  attacker (20 % of the nodes, full-graph forwards);
+- structured (``ln_structured``) and unstructured (``l1_unstructured``) pruning swept
+  over the sparsity; knowledge distillation.
+
+Post-attack test accuracy is measured on the test nodes the attacker did not train on.
 """
 
 from __future__ import annotations
 
 import logging
+import re
 import time
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -22,7 +32,16 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from icml26.gnn_watermark.attacks import STUDENT, attacker_nodes, distill, fine_tune, prune
+from icml26.gnn_watermark.attacks import (
+    FULL_GRAPH_FINETUNE,
+    OFFICIAL_FINETUNE,
+    STUDENT,
+    FineTuneAttack,
+    distill,
+    fine_tune,
+    prune,
+    sparsity,
+)
 from icml26.gnn_watermark.baselines import (
     random_trigger_graph,
     train_backdoor_watermarked,
@@ -46,7 +65,16 @@ from icml26.gnn_watermark.watermark import (
     train_clean,
     train_watermarked,
 )
-from icml26.shared import Check, Headline, Paper, Report, Row, derive_seed, torch_threads
+from icml26.shared import (
+    Check,
+    Headline,
+    Paper,
+    Report,
+    Row,
+    derive_seed,
+    quiet_dependencies,
+    torch_threads,
+)
 
 log = logging.getLogger(__name__)
 
@@ -54,6 +82,15 @@ METHOD = "explanation watermark"
 CLEAN = "clean"
 BACKDOOR = "backdoor watermark"
 CLEAN_POOL = "clean models (FPR)"
+
+
+#: the attackers of the sweep: the official one, the same with more data, the full-graph one
+FINETUNE_ATTACKS = (
+    OFFICIAL_FINETUNE,
+    FineTuneAttack("induced 5%", fraction=0.05, pool="test"),
+    FineTuneAttack("induced 20%", fraction=0.2, pool="val"),
+    FULL_GRAPH_FINETUNE,
+)
 
 
 @dataclass(frozen=True)
@@ -85,12 +122,16 @@ class Config:
     null_tuples: int = 200
     clean_models: int = 7
     alpha: float = 0.01
-    # attacks on the watermarked model
-    finetune_fraction: float = 0.2
-    finetune_lr_scales: tuple[float, ...] = (0.1,)
+    # attacks on the watermarked model: every attacker × every absolute lr
+    finetune_attacks: tuple[FineTuneAttack, ...] = FINETUNE_ATTACKS
+    finetune_lrs: tuple[float, ...] = (2e-5, 5e-5, 1e-4, 2e-4, 5e-4)
     finetune_epochs: int = 50
-    prune_rates: tuple[float, ...] = (0.1, 0.3, 0.5, 0.7, 0.9)
-    prune_structured: bool = False
+    # the claim: the official attack at every swept lr up to this one (Photo, CS: 2e-5, 1e-4)
+    claim_max_lr: float = 1e-4
+    prune_structured_rates: tuple[float, ...] = (0.1, 0.2, 0.3, 0.4, 0.5)
+    prune_unstructured_rates: tuple[float, ...] = (0.1, 0.3, 0.5, 0.7, 0.9)
+    # pruning must keep the watermark wherever accuracy stays within this many points
+    prune_acc_window: float = 5.0
     kd_epochs: int = 150
     kd_alpha: float = 0.8
     kd_temperature: float = 4.0
@@ -119,8 +160,10 @@ PRESETS = {
         null_subgraphs=100,
         null_tuples=1000,
         clean_models=9,
-        finetune_lr_scales=(0.1, 1.0),
-        prune_rates=tuple(round(r, 2) for r in np.linspace(0.1, 0.9, 9)),
+        finetune_lrs=(2e-5, 5e-5, 1e-4, 2e-4, 5e-4, 1e-3, 5e-3),
+        # the official grids: structured linspace(0, .5, 26), unstructured linspace(0, 1, 21)
+        prune_structured_rates=tuple(round(r, 2) for r in np.linspace(0.02, 0.5, 25)),
+        prune_unstructured_rates=tuple(round(r, 2) for r in np.linspace(0.05, 0.95, 19)),
         kd_epochs=200,
         torch_threads=None,
     ),
@@ -154,7 +197,7 @@ def _settings(cfg: Config, graph: str, arch: str) -> tuple[ModelConfig, TrainCon
 def run(config: Config, seed: int, out: Path) -> Report:
     """One seed: every (graph, architecture) of the preset."""
     rows, records, notes = [], [], []
-    with torch_threads(config.torch_threads):
+    with torch_threads(config.torch_threads), quiet_dependencies():
         for graph in config.graphs:
             for arch in config.archs:
                 r, rec = _run_one(config, graph, arch, seed)
@@ -171,8 +214,11 @@ def run(config: Config, seed: int, out: Path) -> Report:
         f"is claimed (a model is flagged) when p < {config.alpha} under the null in question."
     )
     notes.append(
-        f"Fine-tuning uses {config.finetune_fraction:.0%} of the nodes (the validation split, "
-        "disjoint from the key); test accuracy stays held out."
+        "Fine-tuning: 'official' is the official attack (1.5% of the nodes from the test "
+        "split minus the key, forwards on their induced subgraph, 50 epochs of Adam); "
+        "'induced 5%/20%' the same with more nodes; 'full-graph' 20% of the nodes (validation "
+        "split) with full-graph forwards. '@lr' is the absolute learning rate. Post-attack "
+        "test accuracy is taken on the test nodes the attacker did not use."
     )
     return Report(rows=rows, records=records, notes=notes)
 
@@ -322,82 +368,81 @@ def _run_one(cfg: Config, graph: str, arch: str, seed: int) -> tuple[list[Row], 
     }
 
     # -- attacks on B ----------------------------------------------------------------
-    nodes = attacker_nodes(
-        data,
-        cfg.finetune_fraction,
-        exclude=key.nodes,
-        pool="val",
-        seed=derive_seed(seed, "attacker"),
-    )
-    attacked = []
-    for scale in cfg.finetune_lr_scales:
-        name = f"fine-tune {cfg.finetune_fraction:.0%} @{scale:g}×lr"
-        m = fine_tune(
-            wm.model,
-            data,
-            nodes,
-            lr=scale * train_cfg.lr,
-            epochs=cfg.finetune_epochs,
-            seed=derive_seed(seed, "ft"),
-        )
-        attacked.append((name, m))
-        if scale == cfg.finetune_lr_scales[0]:
-            bd_ft = fine_tune(
-                bd,
-                data,
-                nodes,
-                lr=scale * train_cfg.lr,
-                epochs=cfg.finetune_epochs,
-                seed=derive_seed(seed, "ft"),
-            )
-            tv = trigger_verification(bd_ft, trigger, num_classes)
-            rows.append(
-                Row.of(
-                    f"backdoor after {name}",
-                    group=group,
-                    test_acc=accuracy(bd_ft, data),
-                    trigger_acc=tv.trigger_accuracy,
-                    trigger_z=tv.z,
-                )
-            )
-    kind = "structured" if cfg.prune_structured else "magnitude"
-    for rate in cfg.prune_rates:
-        attacked.append(
-            (f"{kind} prune {rate:.0%}", prune(wm.model, rate, structured=cfg.prune_structured))
-        )
-    student = replace(STUDENT, dropout=cfg.dropout)
-    attacked.append(
-        (
-            "distillation",
-            distill(
+    attacked = []  # (name, model, accuracy mask, extra metrics)
+    for attack in cfg.finetune_attacks:
+        attack = replace(attack, epochs=cfg.finetune_epochs)
+        nodes = attack.nodes(data, key.nodes, seed=derive_seed(seed, "attacker", attack.name))
+        held_out = data.test_mask.clone()
+        held_out[nodes] = False
+        for lr in cfg.finetune_lrs:
+            m = fine_tune(
                 wm.model,
                 data,
-                student_config=student,
-                alpha=cfg.kd_alpha,
-                temperature=cfg.kd_temperature,
-                epochs=cfg.kd_epochs,
-                lr=train_cfg.lr,
-                seed=derive_seed(seed, "kd"),
-            ),
+                nodes,
+                lr=lr,
+                epochs=attack.epochs,
+                induced=attack.induced,
+                seed=derive_seed(seed, "ft"),
+            )
+            attacked.append((finetune_name(attack, lr), m, held_out, {"lr": lr}))
+    # the backdoor baseline under the strongest attacker at 0.1× the training lr
+    bd_lr = 0.1 * train_cfg.lr
+    bd_nodes = FULL_GRAPH_FINETUNE.nodes(data, seed=derive_seed(seed, "bd"))
+    bd_ft = fine_tune(
+        bd,
+        data,
+        bd_nodes,
+        lr=bd_lr,
+        epochs=cfg.finetune_epochs,
+        induced=False,
+        seed=derive_seed(seed, "ft"),
+    )
+    tv = trigger_verification(bd_ft, trigger, num_classes)
+    rows.append(
+        Row.of(
+            f"backdoor after {finetune_name(FULL_GRAPH_FINETUNE, bd_lr)}",
+            group=group,
+            test_acc=accuracy(bd_ft, data),
+            trigger_acc=tv.trigger_accuracy,
+            trigger_z=tv.z,
         )
     )
-    for name, m in attacked:
+    for structured, rates in (
+        (True, cfg.prune_structured_rates),
+        (False, cfg.prune_unstructured_rates),
+    ):
+        for rate in rates:
+            m = prune(wm.model, rate, structured=structured)
+            name = prune_name(structured, rate)
+            attacked.append((name, m, data.test_mask, {"sparsity": sparsity(m)}))
+    student = replace(STUDENT, dropout=cfg.dropout)
+    kd = distill(
+        wm.model,
+        data,
+        student_config=student,
+        alpha=cfg.kd_alpha,
+        temperature=cfg.kd_temperature,
+        epochs=cfg.kd_epochs,
+        lr=train_cfg.lr,
+        seed=derive_seed(seed, "kd"),
+    )
+    attacked.append(("distillation", kd, data.test_mask, {}))
+    for name, m, mask, extra in attacked:
         v = check(m, name)
-        acc = accuracy(m, data)
+        acc = accuracy(m, data, mask)
         rows.append(
             Row.of(
                 name,
                 group=group,
                 test_acc=acc,
                 mi=v.mi,
-                z_official=v.z_official,
-                z_analytic=v.z_analytic,
                 z_subgraph=v.z_subgraph,
                 z_clean=v.z_clean,
                 alignment=v.alignment,
+                **extra,
             )
         )
-        rec["attacks"][name] = {"test_acc": acc, **v.as_dict()}
+        rec["attacks"][name] = {"test_acc": acc, **extra, **v.as_dict()}
 
     rows.append(
         Row.of(
@@ -418,27 +463,29 @@ def _run_one(cfg: Config, graph: str, arch: str, seed: int) -> tuple[list[Row], 
 # -- the claim --------------------------------------------------------------------------
 
 
-def _finetune_name(cfg: Config) -> str:
-    return f"fine-tune {cfg.finetune_fraction:.0%} @{cfg.finetune_lr_scales[0]:g}×lr"
+def finetune_name(attack: FineTuneAttack, lr: float) -> str:
+    return f"fine-tune {attack.name} @{lr:.0e}"
 
 
-def _prune_name(cfg: Config, rate: float = 0.3) -> str:
-    kind = "structured" if cfg.prune_structured else "magnitude"
-    return f"{kind} prune {rate:.0%}"
+def prune_name(structured: bool, rate: float) -> str:
+    return f"{'structured' if structured else 'unstructured'} prune {rate:.0%}"
 
 
 def judge(report: Report, config: Config) -> list[Check]:
     """The issue's claim, on the means over seeds, for every (graph, architecture)."""
     groups = [f"{g}/{a}" for g in config.graphs for a in config.archs]
 
+    def mean(method: str, metric: str, g: str) -> float:
+        return report.stat(method, metric, g).mean
+
     def worst(method: str, metric: str, reduce=min) -> tuple[float, str]:
-        vals = {g: report.stat(method, metric, g).mean for g in groups}
+        vals = {g: mean(method, metric, g) for g in groups}
         g = reduce(vals, key=vals.__getitem__)
         return vals[g], g
 
     def detail(method: str, metric: str) -> str:
         return "; ".join(
-            f"{g}: mean {report.stat(method, metric, g).mean:.2f} "
+            f"{g}: mean {mean(method, metric, g):.2f} "
             f"(seeds {', '.join(f'{v:.2f}' for v in report.stat(method, metric, g).values)})"
             for g in groups
         )
@@ -449,26 +496,61 @@ def judge(report: Report, config: Config) -> list[Check]:
         checks.append(
             Check(f"(a) watermarked model verifies with {null} >= 4", z >= 4, detail(METHOD, null))
         )
-    drops = {
-        g: 100 * (report.stat(CLEAN, "test_acc", g).mean - report.stat(METHOD, "test_acc", g).mean)
-        for g in groups
-    }
-    worst_drop = max(drops.values())
+    drops = {g: 100 * (mean(CLEAN, "test_acc", g) - mean(METHOD, "test_acc", g)) for g in groups}
     checks.append(
         Check(
             "(b) test accuracy drops <= 2 points vs the clean model",
-            worst_drop <= 2.0,
+            max(drops.values()) <= 2.0,
             "; ".join(f"{g}: {d:+.2f} points" for g, d in drops.items()),
         )
     )
-    ft, pr = _finetune_name(config), _prune_name(config)
-    for name, label in (
-        (ft, "(c) after fine-tuning on 20% of the nodes at 0.1× lr"),
-        (pr, "(d) after 30% pruning"),
-    ):
+    # (c) the official fine-tuning attack at every swept lr up to claim_max_lr
+    official = next((a for a in config.finetune_attacks if a.name == "official"), None)
+    lrs = [lr for lr in config.finetune_lrs if lr <= config.claim_max_lr * (1 + 1e-9)]
+    if official is not None and lrs:
         for null in ("z_subgraph", "z_clean"):
-            z, _ = worst(name, null)
-            checks.append(Check(f"{label}: {null} >= 3", z >= 3, detail(name, null)))
+            vals = {
+                (g, lr): mean(finetune_name(official, lr), null, g) for g in groups for lr in lrs
+            }
+            checks.append(
+                Check(
+                    f"(c) after the official fine-tuning attack at lr <= "
+                    f"{config.claim_max_lr:.0e}: {null} >= 3",
+                    min(vals.values()) >= 3,
+                    "; ".join(f"{g} @{lr:.0e}: {v:.2f}" for (g, lr), v in vals.items())
+                    + "; surviving range per attacker: "
+                    + survival_summary(report, config, null),
+                )
+            )
+    # (d) pruning: z >= 3 at every swept rate whose accuracy stays within the window
+    for structured, rates in (
+        (True, config.prune_structured_rates),
+        (False, config.prune_unstructured_rates),
+    ):
+        if not rates:
+            continue
+        kind = "structured" if structured else "unstructured"
+        for null in ("z_subgraph", "z_clean"):
+            parts, ok = [], True
+            for g in groups:
+                floor = mean(CLEAN, "test_acc", g) - config.prune_acc_window / 100
+                usable = [
+                    r for r in rates if mean(prune_name(structured, r), "test_acc", g) >= floor
+                ]
+                zs = {r: mean(prune_name(structured, r), null, g) for r in usable}
+                ok &= all(z >= 3 for z in zs.values())
+                parts.append(
+                    f"{g}: rates with accuracy >= clean - {config.prune_acc_window:g} points: "
+                    + (", ".join(f"{r:.0%} (z {z:.2f})" for r, z in zs.items()) or "none")
+                )
+            checks.append(
+                Check(
+                    f"(d) {kind} pruning, wherever accuracy stays within "
+                    f"{config.prune_acc_window:g} points: {null} >= 3",
+                    ok,
+                    "; ".join(parts),
+                )
+            )
     for null in ("fpr_subgraph", "fpr_clean"):
         rate, _ = worst(CLEAN_POOL, null, reduce=max)
         n = (config.clean_models + 1) * len(report.seeds or [0])
@@ -482,26 +564,100 @@ def judge(report: Report, config: Config) -> list[Check]:
     return checks
 
 
+def survival_summary(report: Report, config: Config, null: str = "z_subgraph") -> str:
+    """The largest swept lr at which each attacker leaves mean z >= 3 (and the next one)."""
+    parts = []
+    for g in report.groups:
+        for attack in config.finetune_attacks:
+            try:
+                zs = [
+                    (lr, report.stat(finetune_name(attack, lr), null, g).mean)
+                    for lr in config.finetune_lrs
+                ]
+            except KeyError:
+                continue
+            alive = [lr for lr, z in zs if z >= 3]
+            dead = [lr for lr, z in zs if z < 3]
+            parts.append(
+                f"{g} {attack.name}: survives up to "
+                + (f"{max(alive):.0e}" if alive else "none")
+                + (f", removed from {min(dead):.0e}" if dead else "")
+            )
+    return "; ".join(parts)
+
+
 def plot(report: Report, out: Path) -> list[Path]:
-    from icml26.shared import new_figure, save_figure
+    from icml26.shared import errorbar_bars, errorbar_lines, new_figure, save_figure
 
     paths = []
     for group in report.groups:
-        methods = [m for m in report.methods if _has(report, m, "z_subgraph", group)]
-        fig, ax = new_figure(size=(7.5, 3.6))
-        x = np.arange(len(methods))
-        for k, metric in enumerate(("z_subgraph", "z_clean", "z_official")):
-            means = [report.stat(m, metric, group).mean for m in methods]
-            sds = [report.stat(m, metric, group).sd for m in methods]
-            ax.bar(x + (k - 1) * 0.27, means, 0.27, yerr=sds, label=metric)
+        tag = group.replace("/", "_")
+        sweeps = _sweeps(report, group)
+        fig, axes = new_figure(1, 2, size=(9.5, 3.6))
+        for attack, points in sweeps["fine-tune"].items():
+            lrs = sorted(points)
+            stats = [report.stat(points[lr], "z_subgraph", group) for lr in lrs]
+            errorbar_lines(axes[0], lrs, stats, label=attack, marker="o")
+        axes[0].set_xscale("log")
+        axes[0].axhline(3, color="k", ls=":", lw=0.8)
+        axes[0].set_xlabel("fine-tuning learning rate (absolute, Adam, 50 epochs)")
+        axes[0].set_ylabel("z (random-subgraph null)")
+        axes[0].set_title("fine-tuning attack", fontsize=9)
+        axes[0].legend(fontsize=7)
+        for kind, points in sweeps["prune"].items():
+            rates = sorted(points)
+            stats = [report.stat(points[r], "z_subgraph", group) for r in rates]
+            label = "structured (rows)" if kind == "structured" else "unstructured (entries)"
+            errorbar_lines(axes[1], rates, stats, label=label, marker="o")
+        axes[1].axhline(3, color="k", ls=":", lw=0.8)
+        axes[1].set_xlabel("pruning rate (share of each weight matrix removed by magnitude)")
+        axes[1].set_ylabel("z (random-subgraph null)")
+        axes[1].set_title("pruning attack", fontsize=9)
+        axes[1].legend(fontsize=7)
+        paths.append(
+            save_figure(
+                fig,
+                out / f"robustness_{tag}.png",
+                caption=(
+                    f"{group}: ownership z of the watermarked model after fine-tuning (left, "
+                    "against the absolute learning rate, one line per attacker: 'official' = "
+                    "1.5% of the nodes from the test split on their induced subgraph) and after "
+                    "magnitude pruning (right); mean ± sd over seeds; dotted line z = 3."
+                ),
+            )
+        )
+        main = [CLEAN, METHOD, "distillation"]
+        main = [m for m in main if _has(report, m, "z_subgraph", group)]
+        fig, ax = new_figure(size=(5.5, 3.2))
+        errorbar_bars(ax, main, [report.stat(m, "z_subgraph", group) for m in main])
         ax.axhline(4, color="k", ls="--", lw=0.8)
-        ax.axhline(3, color="k", ls=":", lw=0.8)
-        ax.set_xticks(x, methods, rotation=35, ha="right", fontsize=7)
-        ax.set_ylabel("verification z")
-        ax.set_title(f"{group}: ownership z per model (mean ± sd over seeds)", fontsize=9)
-        ax.legend(fontsize=7)
-        paths.append(save_figure(fig, out / f"z_{group.replace('/', '_')}.png"))
+        ax.set_ylabel("z (random-subgraph null)")
+        ax.set_title(f"{group}: ownership verification", fontsize=9)
+        paths.append(
+            save_figure(
+                fig,
+                out / f"z_{tag}.png",
+                caption=(
+                    f"{group}: ownership z of the clean model, the explanation-watermarked "
+                    "model and its distilled student (mean ± sd over seeds); dashed line z = 4."
+                ),
+            )
+        )
     return paths
+
+
+def _sweeps(report: Report, group: str) -> dict[str, dict[str, dict[float, str]]]:
+    """The swept attack rows of ``group``, read back from their names:
+    {"fine-tune": {attacker: {lr: row}}, "prune": {kind: {rate: row}}}."""
+    out: dict[str, dict[str, dict[float, str]]] = {"fine-tune": {}, "prune": {}}
+    for method in report.methods:
+        if not _has(report, method, "z_subgraph", group):
+            continue
+        if m := re.fullmatch(r"fine-tune (.+) @(\S+)", method):
+            out["fine-tune"].setdefault(m[1], {})[float(m[2])] = method
+        elif m := re.fullmatch(r"(structured|unstructured) prune (\d+)%", method):
+            out["prune"].setdefault(m[1], {})[int(m[2]) / 100] = method
+    return out
 
 
 def _has(report: Report, method: str, metric: str, group: str) -> bool:
@@ -517,16 +673,19 @@ PAPER = Paper(
     title="Watermarking Graph Neural Networks via Explanations for Ownership Protection",
     arxiv="2501.05614",
     claim=(
-        "Watermarked models verify with z >= 4; test accuracy drops <= 2 points vs clean; "
-        "z >= 3 after fine-tuning on 20% of data and after 30% pruning; independently "
-        "trained clean models are not flagged (empirical false-positive rate <= 5%)."
+        "Watermarked models verify with z >= 4 for <= 2 points of accuracy; the watermark "
+        "survives the official fine-tuning attack (1.5% of the nodes, induced subgraph, "
+        "50 epochs) at learning rates up to 1e-4 (the official Photo and CS rates) and "
+        "pruning wherever accuracy stays within 5 points; clean models are not flagged."
     ),
     criterion=(
         "Means over seeds, every graph/architecture: z >= 4 for the watermarked model under "
         "the random-subgraph null and the clean-model null; clean minus watermarked test "
-        "accuracy <= 2 points; z >= 3 under both nulls after fine-tuning (20% of nodes, 0.1× "
-        "lr, 50 epochs) and after 30% magnitude pruning; share of clean models flagged at "
-        "p < 0.01 <= 5% under both nulls."
+        "accuracy <= 2 points; z >= 3 under both nulls after the official fine-tuning attack "
+        "at every swept lr <= 1e-4, and after structured and unstructured pruning at every "
+        "swept rate whose accuracy is within 5 points of the clean model; share of clean "
+        "models flagged at p < 0.01 <= 5% under both nulls. The lr sweep up to 5e-4 and the "
+        "stronger attackers are reported beside it."
     ),
     presets=PRESETS,
     run=run,

@@ -26,9 +26,16 @@ from torch import Tensor, nn
 from torch_geometric.data import Data
 
 from icml26.gnn_watermark.augment import Augmentation, augment_training_graph
+from icml26.gnn_watermark.data import check_graph
 from icml26.gnn_watermark.explain import RIDGE_LAMBDA
 from icml26.gnn_watermark.key import WatermarkKey
-from icml26.gnn_watermark.model import ModelConfig, NodeClassifier, build_model, default_device
+from icml26.gnn_watermark.model import (
+    ModelConfig,
+    NodeClassifier,
+    build_model,
+    check_model_fits,
+    default_device,
+)
 from icml26.gnn_watermark.pcgrad import pcgrad_backward
 from icml26.gnn_watermark.subgraph import explain_subgraphs, induced_subgraphs
 from icml26.shared import torch_generator
@@ -141,6 +148,8 @@ def fit(
     PCGrad when ``cfg.pcgrad`` (else summed). ``protected_nodes`` (the secret subgraph
     nodes) are never augmented.
     """
+    check_graph(data)
+    check_model_fits(model, data)
     device = next(model.parameters()).device
     data = _on(data, device)
     gen = torch_generator(seed, "fit", device="cpu")
@@ -184,6 +193,7 @@ def train_clean(
     device=None,
 ) -> TrainedModel:
     """The classification-only model (the paper's "clean" reference and null control)."""
+    check_graph(data)
     model = build_model(
         data.num_features,
         _num_classes(data),
@@ -207,6 +217,7 @@ def train_watermarked(
     """Train a classifier with the explanation watermark of ``key`` embedded (Eq. L above)."""
     if not isinstance(key, WatermarkKey):
         raise TypeError(f"key must be a WatermarkKey, got {type(key).__name__}")
+    check_graph(data)
     key.check(data)
     cfg = train_config or TrainConfig()
     device = device or default_device()
@@ -233,6 +244,8 @@ def train_watermarked(
 @torch.no_grad()
 def accuracy(model: nn.Module, data: Data, mask: str | Tensor = "test") -> float:
     """Accuracy of the full-graph forward pass (eval mode) on ``data.<mask>_mask`` or a mask."""
+    check_graph(data)
+    check_model_fits(model, data)
     device = next(model.parameters()).device
     data = _on(data, device)
     m = getattr(data, f"{mask}_mask") if isinstance(mask, str) else mask.to(device)
