@@ -24,7 +24,12 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from icml26.topodistill.embedding import check_series, delay_embed, simplex_weights
+from icml26.topodistill.embedding import (
+    check_exclusion_radius,
+    check_series,
+    delay_embed,
+    simplex_weights,
+)
 from icml26.topodistill.neighbours import CandidateTable, default_device, library_neighbours
 
 __all__ = ["CCMResult", "ccm", "cross_map", "library_sizes"]
@@ -143,6 +148,8 @@ def cross_map(
         raise ValueError(f"targets must have {m} columns (one per manifold row), got {tgt.shape}")
     if not np.all(np.isfinite(tgt)):
         raise ValueError("targets contain NaN or inf")
+    if np.any(np.ptp(tgt, axis=1) == 0):
+        raise ValueError("a target is constant: its cross-map skill (a correlation) is undefined")
     times = np.arange(m) if times is None else np.asarray(times)
     if times.shape != (m,):
         raise ValueError(f"times must be ({m},), got {times.shape}")
@@ -156,6 +163,7 @@ def cross_map(
         raise ValueError(f"the largest library ({sizes.max()}) exceeds the {m} manifold points")
     if samples < 1:
         raise ValueError(f"samples must be positive, got {samples}")
+    exclusion_radius = check_exclusion_radius(exclusion_radius, m, k)
 
     depth = CandidateTable.depth_for(m, int(sizes.min()), k)
     table = CandidateTable.build(
@@ -198,8 +206,8 @@ def ccm(
     sizes above the number of embedded points raise. ``Tp`` shifts the target
     (``y(t + Tp)``; 0 is classic CCM). ``seed`` is an int or a numpy Generator.
     """
-    xs = check_series(x, "x")
-    ys = check_series(y, "y")
+    xs = check_series(x, "x", varying=True)
+    ys = check_series(y, "y", varying=True)
     if xs.size != ys.size:
         raise ValueError(f"x and y differ in length: {xs.size} vs {ys.size}")
     vectors, times = delay_embed(xs, E, tau)
