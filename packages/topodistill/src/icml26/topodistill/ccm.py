@@ -30,7 +30,13 @@ from icml26.topodistill.embedding import (
     delay_embed,
     simplex_weights,
 )
-from icml26.topodistill.neighbours import CandidateTable, default_device, library_neighbours
+from icml26.topodistill.neighbours import (
+    CandidateTable,
+    default_device,
+    direct_search,
+    library_neighbours,
+    use_direct_search,
+)
 
 __all__ = ["CCMResult", "ccm", "cross_map", "library_sizes"]
 
@@ -165,16 +171,24 @@ def cross_map(
         raise ValueError(f"samples must be positive, got {samples}")
     exclusion_radius = check_exclusion_radius(exclusion_radius, m, k)
 
-    depth = CandidateTable.depth_for(m, int(sizes.min()), k)
-    table = CandidateTable.build(
-        pts, times, exclusion_radius=exclusion_radius, depth=depth, device=device
-    )
+    direct = [use_direct_search(m, int(size), k) for size in sizes]
+    table_sizes = [int(size) for size, d in zip(sizes, direct, strict=True) if not d]
+    table = None
+    if table_sizes:
+        depth = max(k, CandidateTable.depth_for(m, min(table_sizes), k))
+        table = CandidateTable.build(
+            pts, times, exclusion_radius=exclusion_radius, depth=depth, device=device
+        )
+    t_rows = torch.as_tensor(times, device=device)
     y = torch.as_tensor(tgt, device=device)
     n_t = y.shape[0]
     out = np.empty((sizes.size, samples, n_t))
     for li, size in enumerate(sizes):
         mask = torch.as_tensor(_draw_libraries(rng, m, int(size), samples), device=device)
-        dist, index = library_neighbours(table, mask, k)  # (S, M, k)
+        if direct[li]:
+            dist, index = direct_search(pts, t_rows, mask, k, exclusion_radius)  # (S, M, k)
+        else:
+            dist, index = library_neighbours(table, mask, k)
         w = simplex_weights(dist)
         valid = torch.isfinite(dist[..., -1])  # fewer than k admissible neighbours: missing
         per = max(1, _CHUNK_ELEMENTS // (n_t * m * k))
