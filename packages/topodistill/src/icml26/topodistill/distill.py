@@ -94,10 +94,10 @@ class DistillConfig:
     student_window: int = 20
     latent: int | None = None
     student_hidden: int = 64
-    student_steps: int = 4000
+    student_steps: int = 3000
     plateau_window: int = 100
-    patience: int = 3
-    min_delta: float = 0.01
+    patience: int = 2
+    min_delta: float = 0.02
     student_step: int | None = None
     architecture: str = "mlp"
     residual: bool = True

@@ -199,7 +199,10 @@ def simplex_forecast(
     lib, pred = times + Tp < half, times >= half
     if lib.sum() < E + 2 or pred.sum() < 3:
         raise ValueError(f"series of {arr.size} points is too short for E={E}, tau={tau}")
-    check_exclusion_radius(exclusion_radius, int(lib.sum()), E + 1)
+    if isinstance(exclusion_radius, bool) or not isinstance(exclusion_radius, int | np.integer):
+        raise TypeError(f"exclusion_radius must be an integer, got {exclusion_radius!r}")
+    if exclusion_radius < 0:
+        raise ValueError(f"exclusion_radius must be >= 0, got {exclusion_radius}")
     device = torch.device(device) if device is not None else default_device()
     dist, idx = nearest_neighbours(
         vectors[pred],
