@@ -93,8 +93,8 @@ def study(coupling: float, seed: int, cap: int, base: DistillConfig) -> dict:
     stops = {}
     for name, (patience, delta) in {
         "default": (base.patience, base.min_delta),
-        "loose (patience 2, 2 %)": (2, 0.02),
-        "strict (patience 5, 0.5 %)": (5, 0.005),
+        "patience 3, 1 %": (3, 0.01),
+        "patience 5, 0.5 %": (5, 0.005),
     }.items():
         stop = {}
         for v in pair:

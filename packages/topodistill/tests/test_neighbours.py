@@ -84,3 +84,8 @@ def test_kdtree_table_and_direct_search_match_brute_force():
         ref = np.sort(np.where(mask[s][None] & ~near, full, np.inf), axis=1)[:, :4]
         np.testing.assert_allclose(d[s].numpy(), ref, rtol=1e-9)
         assert np.all(mask[s][idx[s].numpy()])
+    # times that are not consecutive take the general path: |2i − 2j| <= 6 is |i − j| <= 3
+    d2, _ = direct_search(
+        torch.as_tensor(pts), torch.as_tensor(2 * times), torch.as_tensor(mask), 4, 6
+    )
+    np.testing.assert_allclose(d2.numpy(), d.numpy(), rtol=1e-12)

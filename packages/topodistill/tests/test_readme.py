@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 README = Path(__file__).parents[1] / "README.md"
 
@@ -24,6 +25,7 @@ def _arrays(line: str) -> list[np.ndarray]:
     return [np.array(m.split(), dtype=float) for m in re.findall(r"\[([-\d.\s]+)\]", line)]
 
 
+@pytest.mark.slow  # about 20 CPU-seconds: a teacher and one student are trained
 def test_quickstart_runs_and_prints_what_the_readme_says():
     code = _quickstart()
     env = {**os.environ, "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}

@@ -199,12 +199,23 @@ def direct_search(
     size = int(library_mask[0].sum())
     members = torch.nonzero(library_mask)[:, 1].view(s, size)  # (S, L), ascending
     per = max(1, _CHUNK_ELEMENTS // max(1, m * size))
+    # rows at consecutive times (the usual case): the Theiler pairs of library point p are
+    # rows p − r … p + r, written directly instead of comparing all M × L times
+    consecutive = bool(torch.all(times[1:] - times[:-1] == 1)) if m > 1 else True
+    offsets = torch.arange(-exclusion_radius, exclusion_radius + 1, device=points.device)
     dists, indices = [], []
     for start in range(0, s, per):
         lib = members[start : start + per]  # (S_c, L)
         d = torch.cdist(points[None].expand(lib.shape[0], -1, -1), points[lib])  # (S_c, M, L)
-        near = (times[:, None][None] - times[lib][:, None, :]).abs() <= exclusion_radius
-        d = d.masked_fill(near, math.inf)
+        if consecutive:
+            rows = lib[:, None, :] + offsets[None, :, None]  # (S_c, 2r + 1, L)
+            sample = torch.arange(lib.shape[0], device=d.device)[:, None, None].expand_as(rows)
+            column = torch.arange(size, device=d.device)[None, None, :].expand_as(rows)
+            ok = (rows >= 0) & (rows < m)
+            d[sample[ok], rows[ok], column[ok]] = math.inf
+        else:
+            near = (times[:, None][None] - times[lib][:, None, :]).abs() <= exclusion_radius
+            d = d.masked_fill(near, math.inf)
         kk = min(k, size)
         val, pos = torch.topk(d, kk, dim=-1, largest=False, sorted=True)
         idx = torch.gather(lib[:, None, :].expand(-1, m, -1), 2, pos)
