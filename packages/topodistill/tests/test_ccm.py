@@ -91,3 +91,32 @@ def test_bad_series_raise_clear_errors(logistic):
         ccm(x, y, E=0)
     with pytest.raises(TypeError):
         ccm("abc", y, E=2)
+
+
+def test_constant_series_and_exclusion_radius_raise(logistic):
+    from icml26.topodistill import choose_E, choose_tau, cross_map_significance
+    from icml26.topodistill.embedding import delay_embed
+
+    x, y = logistic
+    flat = np.full_like(x, 0.4)
+    with pytest.raises(ValueError, match="constant"):
+        ccm(x, flat, E=2)
+    with pytest.raises(ValueError, match="constant"):
+        ccm(flat, y, E=2)
+    with pytest.raises(ValueError, match="constant"):
+        choose_tau(flat)
+    with pytest.raises(ValueError, match="constant"):
+        choose_E(flat, 1)
+    v, _ = delay_embed(y, 2, 1)
+    with pytest.raises(ValueError, match="constant"):
+        cross_map_significance(v, flat[1:], rng=np.random.default_rng(0), device="cpu")
+    with pytest.raises(ValueError, match=">= 0"):
+        ccm(x, y, E=2, exclusion_radius=-1)
+    with pytest.raises(ValueError, match="too long"):
+        ccm(x, y, E=2, exclusion_radius=x.size)
+    with pytest.raises(ValueError, match=">= 0"):
+        choose_E(x, 1, exclusion_radius=-2)
+    # the largest admissible radius still gives every point its k neighbours: finite skill
+    limit = (v.shape[0] - 3 - 1) // 2
+    res = ccm(x, y, E=2, exclusion_radius=limit, lib_sizes=[v.shape[0]], samples=1)
+    assert np.isfinite(res.final_skill)

@@ -18,5 +18,9 @@ def test_ccm_and_discover_commands(tmp_path, capsys):
     assert "| y:x | x → y |" in out
     assert main(["discover", str(path), "--method", "ccm", "--surrogates", "9"]) == 0
     assert "| x → y |" in capsys.readouterr().out
+    argv = ["discover", str(path), "--method", "ccm", "--surrogates", "9", "--surrogate", "twin"]
+    assert main(argv) == 0
+    assert "| x → y |" in capsys.readouterr().out
+    assert main(["discover", str(path), "--surrogate", "bogus"]) == 2
     assert main(["ccm", str(path), "x", "nope"]) == 2
     assert "no channel" in capsys.readouterr().err

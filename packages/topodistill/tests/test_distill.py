@@ -72,6 +72,19 @@ def test_fit_embed_and_losses_fall(blocks):
     np.testing.assert_allclose(z, z2)
     with pytest.raises(KeyError, match="no student"):
         model.embed(test[:, 0], 0)
+    assert model.stopping["student3"] == {**model.stopping["student3"], "steps": 40}
+    assert model.stopping["teacher"]["reason"] == "cap"  # TINY caps both at a few steps
+
+
+def test_students_stop_on_their_kl_plateau(blocks):
+    train, _ = blocks
+    changes = {"student_steps": 2000, "plateau_window": 5, "patience": 2, "min_delta": 0.2}
+    cfg = DistillConfig(**{**TINY.__dict__, **changes})
+    model = TopoDistill(cfg, seed=0, device="cpu").fit(train, lags=3, dims=3, variables=[1, 3])
+    for v in (1, 3):
+        stop = model.stopping[f"student{v}"]
+        assert stop["reason"] == "plateau" and stop["steps"] < 2000
+        assert len(model.history[f"student{v}_kl"]) == stop["steps"]  # frozen once stopped
 
 
 def test_residual_student_starts_at_the_delay_embedding(blocks):
@@ -117,3 +130,37 @@ def test_config_and_input_errors(blocks):
         TopoDistill(TINY, device="cpu").fit(train[:60], lags=3)
     with pytest.raises(RuntimeError, match="fit"):
         TopoDistill(TINY, device="cpu").embed(train[:, 0], 0)
+
+
+def test_short_or_constant_training_block_raises_clearly():
+    from icml26.topodistill import discover_graph, load_sardine_anchovy
+
+    data = load_sardine_anchovy()
+    values = data.values  # 77 points: shorter than the student windows with default settings
+    with pytest.raises(ValueError, match="training samples"):
+        TopoDistill(DistillConfig(), seed=0, device="cpu").fit(values, lags=3, dims=3)
+    with pytest.raises(ValueError, match="training samples"):
+        discover_graph(values, method="topodistill", n_surrogates=9, device="cpu")
+    flat = np.random.default_rng(0).normal(size=(600, 2))
+    flat[:, 1] = 2.0
+    with pytest.raises(ValueError, match="constant"):
+        TopoDistill(TINY, seed=0, device="cpu").fit(flat, lags=2, dims=2)
+
+
+def test_plateau_rule_stops_and_caps():
+    from icml26.topodistill.stopping import Plateau
+
+    rule = Plateau(window=10, patience=2, min_delta=0.05, cap=10_000)
+    steps = 0
+    while not rule.update(1.0 / (1 + steps / 50) + 0.5):  # a loss levelling off at 0.5
+        steps += 1
+    assert rule.reason == "plateau" and 50 < rule.steps < 2_000
+    capped = Plateau(window=10, patience=2, min_delta=0.0, cap=35)
+    n = 0
+    while not capped.update(10.0 - n):  # still falling: the cap ends it
+        n += 1
+    assert capped.reason == "cap" and capped.steps == 35
+    with pytest.raises(FloatingPointError):
+        Plateau(window=1, patience=1, min_delta=0.1, cap=5).update(float("nan"))
+    with pytest.raises(ValueError, match="min_delta"):
+        Plateau(window=1, patience=1, min_delta=1.5, cap=5)

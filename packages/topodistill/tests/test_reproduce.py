@@ -41,6 +41,8 @@ def test_reduced_smoke_run_and_checks(tmp_path):
             assert 0 <= report.stat(method, "false_positive", group).mean <= 1
     # coupled: plain CCM recovers the driver from the driven manifold; uncoupled: it does not
     assert report.stat("CCM", "skill", "C=2").mean > report.stat("CCM", "skill", "C=0").mean + 0.1
+    for method in report.methods:  # the twin-surrogate null is reported beside the default
+        assert 0 <= report.stat(method, "false_positive_twin", "C=0").mean <= 1
     nulls = [r for r in report.records if r["null"]]
     assert len(nulls) == 2 * 3  # two methods × (both directions at C=0, reverse at C=2)
     checks = judge(report, REDUCED)
@@ -74,9 +76,9 @@ def test_networks_experiment_runs_on_a_tiny_network(tmp_path):
 
 
 @pytest.mark.slow
-def test_smoke_preset_three_seeds(tmp_path):
+def test_smoke_preset_five_seeds(tmp_path):
     """The full smoke preset, judged as ``icml26 reproduce topodistill`` judges it."""
-    report = reproduce(PAPER, preset="smoke", seeds=3, out=tmp_path)
+    report = reproduce(PAPER, preset="smoke", seeds=5, out=tmp_path)
     checks = {c.name.split(")")[0] + ")": c for c in report.checks}
     assert set(checks) == {"(a)", "(b)"} and len(report.checks) == 3  # (a) at C=1 and C=2
     gains = [

@@ -24,8 +24,19 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from icml26.topodistill.embedding import check_series, delay_embed, simplex_weights
-from icml26.topodistill.neighbours import CandidateTable, default_device, library_neighbours
+from icml26.topodistill.embedding import (
+    check_exclusion_radius,
+    check_series,
+    delay_embed,
+    simplex_weights,
+)
+from icml26.topodistill.neighbours import (
+    CandidateTable,
+    default_device,
+    direct_search,
+    library_neighbours,
+    use_direct_search,
+)
 
 __all__ = ["CCMResult", "ccm", "cross_map", "library_sizes"]
 
@@ -143,6 +154,8 @@ def cross_map(
         raise ValueError(f"targets must have {m} columns (one per manifold row), got {tgt.shape}")
     if not np.all(np.isfinite(tgt)):
         raise ValueError("targets contain NaN or inf")
+    if np.any(np.ptp(tgt, axis=1) == 0):
+        raise ValueError("a target is constant: its cross-map skill (a correlation) is undefined")
     times = np.arange(m) if times is None else np.asarray(times)
     if times.shape != (m,):
         raise ValueError(f"times must be ({m},), got {times.shape}")
@@ -156,17 +169,26 @@ def cross_map(
         raise ValueError(f"the largest library ({sizes.max()}) exceeds the {m} manifold points")
     if samples < 1:
         raise ValueError(f"samples must be positive, got {samples}")
+    exclusion_radius = check_exclusion_radius(exclusion_radius, m, k)
 
-    depth = CandidateTable.depth_for(m, int(sizes.min()), k)
-    table = CandidateTable.build(
-        pts, times, exclusion_radius=exclusion_radius, depth=depth, device=device
-    )
+    direct = [use_direct_search(m, int(size), k) for size in sizes]
+    table_sizes = [int(size) for size, d in zip(sizes, direct, strict=True) if not d]
+    table = None
+    if table_sizes:
+        depth = max(k, CandidateTable.depth_for(m, min(table_sizes), k))
+        table = CandidateTable.build(
+            pts, times, exclusion_radius=exclusion_radius, depth=depth, device=device
+        )
+    t_rows = torch.as_tensor(times, device=device)
     y = torch.as_tensor(tgt, device=device)
     n_t = y.shape[0]
     out = np.empty((sizes.size, samples, n_t))
     for li, size in enumerate(sizes):
         mask = torch.as_tensor(_draw_libraries(rng, m, int(size), samples), device=device)
-        dist, index = library_neighbours(table, mask, k)  # (S, M, k)
+        if direct[li]:
+            dist, index = direct_search(pts, t_rows, mask, k, exclusion_radius)  # (S, M, k)
+        else:
+            dist, index = library_neighbours(table, mask, k)
         w = simplex_weights(dist)
         valid = torch.isfinite(dist[..., -1])  # fewer than k admissible neighbours: missing
         per = max(1, _CHUNK_ELEMENTS // (n_t * m * k))
@@ -198,8 +220,8 @@ def ccm(
     sizes above the number of embedded points raise. ``Tp`` shifts the target
     (``y(t + Tp)``; 0 is classic CCM). ``seed`` is an int or a numpy Generator.
     """
-    xs = check_series(x, "x")
-    ys = check_series(y, "y")
+    xs = check_series(x, "x", varying=True)
+    ys = check_series(y, "y", varying=True)
     if xs.size != ys.size:
         raise ValueError(f"x and y differ in length: {xs.size} vs {ys.size}")
     vectors, times = delay_embed(xs, E, tau)

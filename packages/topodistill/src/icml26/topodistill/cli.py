@@ -2,6 +2,7 @@
 
     icml26 topodistill ccm FILE.csv X Y [--E 3] [--tau 1] [--exclusion 0] [--samples 50]
     icml26 topodistill discover FILE.csv [--method topodistill|ccm] [--surrogates 99]
+        [--surrogate random_phase|twin|block_shuffle|shuffle]
 
 ``ccm`` prints the skill of both directions against library size (``X:Y`` means the
 manifold of X cross-maps Y, evidence that Y causes X); E and τ default to the simplex
@@ -31,7 +32,13 @@ def _parser() -> argparse.ArgumentParser:
     d = sub.add_parser("discover", help="a causal graph over every column")
     d.add_argument("file")
     d.add_argument("--method", choices=("topodistill", "ccm"), default="topodistill")
-    d.add_argument("--surrogates", type=int, default=99)
+    d.add_argument("--surrogates", type=int, default=99, help="number of surrogates")
+    d.add_argument(
+        "--surrogate",
+        choices=("random_phase", "twin", "block_shuffle", "shuffle"),
+        default="random_phase",
+        help="the null model of the significance test",
+    )
     d.add_argument("--alpha", type=float, default=0.05)
     d.add_argument("--seed", type=int, default=0)
     return parser
@@ -81,6 +88,7 @@ def main(argv: list[str] | None = None) -> int:
                 series.values,
                 names=series.names,
                 method=args.method,
+                surrogate=args.surrogate,
                 n_surrogates=args.surrogates,
                 alpha=args.alpha,
                 seed=args.seed,

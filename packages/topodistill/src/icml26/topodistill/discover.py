@@ -117,7 +117,7 @@ def build_manifolds(
         raise ValueError(f"data must be (T, d) with d >= 2, got shape {data.shape}")
     d = data.shape[1]
     for i in range(d):
-        check_series(data[:, i], f"channel {i}", min_length=50)
+        check_series(data[:, i], f"channel {i}", min_length=50, varying=True)
     variables = list(range(d)) if variables is None else [int(v) for v in variables]
     cut = round(data.shape[0] * train_fraction)
     train = data[:cut]

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -45,6 +45,7 @@ from icml26.topodistill.neighbourhood import (
     theiler_mask,
 )
 from icml26.topodistill.neighbours import default_device
+from icml26.topodistill.stopping import Plateau
 
 __all__ = ["DistillConfig", "TopoDistill"]
 
@@ -61,29 +62,42 @@ class DistillConfig:
     """Every choice of the (reconstructed) method; the defaults are the smoke settings.
 
     Teacher: ``window`` samples at lag ``teacher_lag`` of all channels → ``teacher_latent``
-    dims, forecasting ``teacher_step`` ahead (None: the median student lag), trained
-    ``teacher_epochs`` epochs, with Gaussian input noise ``teacher_input_noise`` (0: a plain
-    forecaster; > 0: the denoising-autoencoder variant). Student: window ``student_window``
-    (L) at the variable's lag τ → ``latent`` dims (None: the CCM E passed to ``fit``),
-    as a correction of the delay vector when ``residual``,
-    ``student_steps`` minibatch steps, forecasting ``student_step`` ahead (None: τ) with
-    weight ``forecast_weight``; the KL term has weight ``topo_weight`` (0: the
-    forecasting-only ablation). Neighbourhoods: ``affinity`` ("perplexity" or "knn") with
-    ``perplexity`` / ``knn`` / ``teacher_temperature``; student ``kernel`` ("gaussian" or
-    "student_t") with ``temperature``; Theiler window ``theiler`` (None: the largest lag).
+    dims, forecasting ``teacher_step`` ahead (None: the median student lag), with Gaussian
+    input noise ``teacher_input_noise`` (0: a plain forecaster; > 0: the
+    denoising-autoencoder variant). Student: window ``student_window`` (L) at the
+    variable's lag τ → ``latent`` dims (None: the CCM E passed to ``fit``), as a
+    correction of the delay vector when ``residual``, forecasting ``student_step`` ahead
+    (None: τ) with weight ``forecast_weight``; the KL term has weight ``topo_weight``
+    (0: the forecasting-only ablation). Neighbourhoods: ``affinity`` ("perplexity" or
+    "knn") with ``perplexity`` / ``knn`` / ``teacher_temperature``; student ``kernel``
+    ("gaussian" or "student_t") with ``temperature``; Theiler window ``theiler`` (None:
+    the largest lag).
+
+    Convergence (:class:`~icml26.topodistill.stopping.Plateau`, on the training block):
+    the teacher stops when its epoch-mean forecast loss has not improved by a fraction
+    ``teacher_min_delta`` for ``teacher_patience`` epochs, at most ``teacher_epochs``
+    epochs; each student stops when its mean KL over windows of ``plateau_window``
+    minibatches has not improved by a fraction ``min_delta`` for ``patience`` windows,
+    at most ``student_steps`` minibatches (a student that has stopped is frozen while
+    the others go on).
     """
 
     window: int = 5
     teacher_lag: int = 1
     teacher_latent: int = 8
     teacher_hidden: int = 64
-    teacher_epochs: int = 20
+    teacher_epochs: int = 200
+    teacher_patience: int = 5
+    teacher_min_delta: float = 0.005
     teacher_step: int | None = None
     teacher_input_noise: float = 0.0
     student_window: int = 20
     latent: int | None = None
     student_hidden: int = 64
-    student_steps: int = 200
+    student_steps: int = 3000
+    plateau_window: int = 100
+    patience: int = 2
+    min_delta: float = 0.02
     student_step: int | None = None
     architecture: str = "mlp"
     residual: bool = True
@@ -112,6 +126,9 @@ class DistillConfig:
             "student_steps",
             "batch_size",
             "knn",
+            "teacher_patience",
+            "plateau_window",
+            "patience",
         )
         for name in positive:
             value = getattr(self, name)
@@ -129,6 +146,9 @@ class DistillConfig:
         for name in ("forecast_weight", "topo_weight", "teacher_input_noise", "weight_decay"):
             if getattr(self, name) < 0:
                 raise ValueError(f"{name} must be >= 0, got {getattr(self, name)}")
+        for name in ("min_delta", "teacher_min_delta"):
+            if not 0 <= getattr(self, name) < 1:
+                raise ValueError(f"{name} must lie in [0, 1), got {getattr(self, name)}")
 
 
 @dataclass
@@ -140,6 +160,7 @@ class _Fitted:
     theiler: int
     teacher_step: int
     history: dict[str, list[float]] = field(default_factory=dict)
+    stopping: dict[str, dict] = field(default_factory=dict)
 
 
 def _windows(series: torch.Tensor, times: torch.Tensor, length: int, lag: int) -> torch.Tensor:
@@ -180,11 +201,14 @@ class TopoDistill:
         lags: Sequence[int] | int | None = None,
         dims: Sequence[int] | int | None = None,
         variables: Sequence[int] | None = None,
+        callback: Callable[[int, TopoDistill], None] | None = None,
     ) -> TopoDistill:
         """Train the teacher on ``data`` (T, d) and the students of ``variables``.
 
         ``lags``: each variable's delay τ (None: first minimum of mutual information);
-        ``dims``: each student's latent size when ``config.latent`` is None (default 3).
+        ``dims``: each student's latent size when ``config.latent`` is None (default 3);
+        ``callback(step, model)`` runs after every ``plateau_window`` student steps (the
+        students can be used with :meth:`embed` inside it; budget studies use it).
         """
         cfg = self.config
         data = np.asarray(data, dtype=float)
@@ -194,7 +218,7 @@ class TopoDistill:
             raise ValueError("data contains NaN or inf; drop or impute them first")
         t_len, d = data.shape
         for i in range(d):
-            check_series(data[:, i], f"channel {i}", min_length=20)
+            check_series(data[:, i], f"channel {i}", min_length=20, varying=True)
         lags = self._per_variable(lags, d, "lags") or [choose_tau(data[:, i]) for i in range(d)]
         dims = self._per_variable(dims, d, "dims") or [3] * d
         variables = list(range(d)) if variables is None else [int(v) for v in variables]
@@ -213,17 +237,19 @@ class TopoDistill:
             (cfg.window - 1) * cfg.teacher_lag,
         )
         ahead = max([teacher_step] + [cfg.student_step or lags[v] for v in variables])
-        times = torch.arange(span, t_len - ahead, device=self.device)
-        if times.numel() < 2 * cfg.batch_size:
+        available = t_len - ahead - span
+        if available < 2 * cfg.batch_size:
             raise ValueError(
-                f"the training block has {t_len} points; windows of span {span} and a "
-                f"forecast {ahead} ahead leave {times.numel()} samples, fewer than "
-                f"2 × batch_size = {2 * cfg.batch_size}"
+                f"the training block has {t_len} points; student windows of span "
+                f"(L - 1) * tau = {span} and a forecast {ahead} ahead leave {max(available, 0)} "
+                f"training samples, fewer than 2 * batch_size = {2 * cfg.batch_size}; give a "
+                "longer series, or lower student_window, batch_size or the lags"
             )
+        times = torch.arange(span, t_len - ahead, device=self.device)
         self._train_teacher(x, times)
         with torch.no_grad():
             z_global = self.teacher(_windows(x, times, cfg.window, cfg.teacher_lag))
-        self.students.update(self._train_students(x, times, z_global, variables))
+        self.students.update(self._train_students(x, times, z_global, variables, callback))
         return self
 
     @staticmethod
@@ -249,9 +275,11 @@ class TopoDistill:
         opt = torch.optim.AdamW(net.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
         windows = _windows(x, times, cfg.window, cfg.teacher_lag)
         future = x[times + fit.teacher_step][:, None, :]
+        rule = Plateau(1, cfg.teacher_patience, cfg.teacher_min_delta, cfg.teacher_epochs)
         losses = []
-        for _ in range(cfg.teacher_epochs):
+        while not rule.stopped:
             perm = torch.randperm(times.numel(), generator=gen).to(self.device)
+            epoch = []
             for start in range(0, perm.numel(), cfg.batch_size):
                 b = perm[start : start + cfg.batch_size]
                 inp = windows[b]
@@ -262,10 +290,13 @@ class TopoDistill:
                 opt.zero_grad()
                 loss.backward()
                 opt.step()
-                losses.append(loss.item())
+                epoch.append(loss.item())
+            losses += epoch
+            rule.update(float(np.mean(epoch)))
         net.eval()
         self.teacher = net
         fit.history["teacher"] = losses
+        fit.stopping["teacher"] = {**rule.summary(), "unit": "epochs"}
 
     def _teacher_affinities(self, z: torch.Tensor, excluded: torch.Tensor) -> torch.Tensor:
         cfg = self.config
@@ -275,7 +306,12 @@ class TopoDistill:
         return knn_affinities(sq, excluded, cfg.knn, cfg.teacher_temperature)
 
     def _train_students(
-        self, x: torch.Tensor, times: torch.Tensor, z_global: torch.Tensor, variables: list[int]
+        self,
+        x: torch.Tensor,
+        times: torch.Tensor,
+        z_global: torch.Tensor,
+        variables: list[int],
+        callback: Callable[[int, TopoDistill], None] | None = None,
     ) -> dict[int, DelayEmbedder]:
         """Distil every student on the same minibatches, so each batch's teacher P is
         computed once; the students share no parameters, so this equals training them
@@ -296,11 +332,19 @@ class TopoDistill:
         opt = torch.optim.AdamW(params, lr=cfg.lr, weight_decay=cfg.weight_decay)
         batch = min(cfg.batch_size, times.numel())
         hist = {v: ([], []) for v in variables}
+        for v in variables:  # live lists: a callback sees the history so far
+            fit.history[f"student{v}_kl"], fit.history[f"student{v}_forecast"] = hist[v]
+        rules = {
+            v: Plateau(cfg.plateau_window, cfg.patience, cfg.min_delta, cfg.student_steps)
+            for v in variables
+        }
         # the teacher is frozen: its P for a block of upcoming minibatches is calibrated in
         # one batched call (the same batches, in the same order, as drawing them one by one)
         block = max(1, _P_BLOCK_ELEMENTS // (batch * batch))
         queue: list[tuple[torch.Tensor, torch.Tensor, torch.Tensor]] = []
-        for step in progress(range(cfg.student_steps), desc="distil", leave=False):
+        bar = progress(total=cfg.student_steps, desc="distil", leave=False)
+        step = 0
+        while not all(rule.stopped for rule in rules.values()):
             if not queue:
                 count = min(block, cfg.student_steps - step)
                 bs = torch.stack(
@@ -311,7 +355,10 @@ class TopoDistill:
                 queue = list(zip(bs, masks, ps, strict=True))[::-1]
             b, excluded, p = queue.pop()
             total = torch.zeros((), device=self.device)
-            for v, net in nets.items():
+            active = [v for v in variables if not rules[v].stopped]
+            kls = {}
+            for v in active:
+                net = nets[v]
                 z = net(windows[v][b])
                 log_q = student_log_affinities(
                     z,
@@ -323,14 +370,25 @@ class TopoDistill:
                 kl = neighbourhood_kl(p, log_q)
                 fc = torch.mean((net.forecast(z) - futures[v][b]) ** 2)
                 total = total + cfg.topo_weight * kl + cfg.forecast_weight * fc
-                hist[v][0].append(kl.item())
+                kls[v] = kl.item()
+                hist[v][0].append(kls[v])
                 hist[v][1].append(fc.item())
-            opt.zero_grad()
+            opt.zero_grad(set_to_none=True)  # a frozen student keeps no gradient: AdamW skips it
             total.backward()
             opt.step()
+            for v in active:
+                # the forecasting-only ablation (topo_weight = 0) watches its forecast loss
+                rules[v].update(kls[v] if cfg.topo_weight > 0 else hist[v][1][-1])
+            step += 1
+            bar.update(1)
+            if callback is not None and step % cfg.plateau_window == 0:
+                self.students.update(nets)
+                callback(step, self)
+        bar.close()
         for v, net in nets.items():
             net.eval()
-            fit.history[f"student{v}_kl"], fit.history[f"student{v}_forecast"] = hist[v]
+            fit.stopping[f"student{v}"] = {**rules[v].summary(), "unit": "steps"}
+            log.info("student %d stopped at step %d (%s)", v, rules[v].steps, rules[v].reason)
         return nets
 
     # -- inference -----------------------------------------------------------------
@@ -350,6 +408,11 @@ class TopoDistill:
     @property
     def history(self) -> dict[str, list[float]]:
         return self._require().history
+
+    @property
+    def stopping(self) -> dict[str, dict]:
+        """How each network stopped: ``{"teacher": {"steps", "reason", ...}, ...}``."""
+        return self._require().stopping
 
     def span(self, variable: int) -> int:
         """Samples of past a student window needs: ``(L − 1) τ``."""

@@ -22,6 +22,7 @@ import torch
 from icml26.topodistill.neighbours import default_device, nearest_neighbours
 
 __all__ = [
+    "check_exclusion_radius",
     "check_series",
     "choose_E",
     "choose_tau",
@@ -33,8 +34,14 @@ __all__ = [
 ]
 
 
-def check_series(x: object, name: str = "series", *, min_length: int = 3) -> np.ndarray:
-    """``x`` as a finite 1-D float array of at least ``min_length`` points, or a ValueError."""
+def check_series(
+    x: object, name: str = "series", *, min_length: int = 3, varying: bool = False
+) -> np.ndarray:
+    """``x`` as a finite 1-D float array of at least ``min_length`` points, or a ValueError.
+
+    ``varying=True`` also rejects a constant series (no neighbourhood, mutual information
+    or correlation is defined on one).
+    """
     if isinstance(x, str | bytes) or x is None:
         raise TypeError(f"{name} must be a 1-D numeric array, got {type(x).__name__}")
     try:
@@ -53,7 +60,34 @@ def check_series(x: object, name: str = "series", *, min_length: int = 3) -> np.
         )
     if arr.size < min_length:
         raise ValueError(f"{name} has {arr.size} points; at least {min_length} are needed")
+    if varying and arr.size and np.ptp(arr) == 0:
+        raise ValueError(
+            f"{name} is constant (every value is {arr[0]:g}); CCM, mutual information and "
+            "the simplex scan need a varying series"
+        )
     return arr
+
+
+def check_exclusion_radius(radius: object, n_points: int, k: int) -> int:
+    """The Theiler radius as an int in ``[0, (n_points − k − 1) / 2]``, or a ValueError.
+
+    Beyond that bound a point in the middle of the manifold has fewer than ``k``
+    admissible neighbours even in the full library, and its cross-map estimate is missing.
+    """
+    if isinstance(radius, bool) or not isinstance(radius, int | np.integer):
+        raise TypeError(f"exclusion_radius must be an integer, got {type(radius).__name__}")
+    radius = int(radius)
+    if radius < 0:
+        raise ValueError(
+            f"exclusion_radius must be >= 0 (0 excludes the point itself), got {radius}"
+        )
+    limit = (n_points - k - 1) // 2
+    if radius > limit:
+        raise ValueError(
+            f"exclusion_radius={radius} is too long for {n_points} manifold points with "
+            f"k={k} neighbours: at most {max(limit, 0)} leaves every point k admissible neighbours"
+        )
+    return radius
 
 
 def _check_positive_int(value: object, name: str) -> int:
@@ -94,7 +128,7 @@ def mutual_information(x: object, max_lag: int, *, bins: int | None = None) -> n
     Equal-probability (rank) binning with ``bins`` bins (default ``⌈√(N/5)⌉``, at
     least 4), which is robust to outliers and observation noise.
     """
-    arr = check_series(x, min_length=10)
+    arr = check_series(x, min_length=10, varying=True)
     max_lag = _check_positive_int(max_lag, "max_lag")
     if max_lag >= arr.size - 5:
         raise ValueError(f"max_lag={max_lag} is too large for {arr.size} points")
@@ -117,7 +151,7 @@ def choose_tau(x: object, *, max_lag: int | None = None, bins: int | None = None
     Falls back to the first lag where the MI drops below ``1/e`` of its lag-0 value,
     then to ``max_lag``, when the curve has no interior minimum.
     """
-    arr = check_series(x, min_length=20)
+    arr = check_series(x, min_length=20, varying=True)
     max_lag = max_lag or max(2, min(arr.size // 10, 200))
     mi = mutual_information(arr, max_lag, bins=bins)
     for lag in range(1, max_lag):
@@ -156,8 +190,8 @@ def simplex_forecast(
     ``E + 1`` nearest library neighbours with exponential weights; neighbours within
     the Theiler window of the predicted point are excluded.
     """
-    vectors, times = delay_embed(x, E, tau)
-    arr = np.asarray(x, dtype=float)
+    arr = check_series(x, min_length=10, varying=True)
+    vectors, times = delay_embed(arr, E, tau)
     Tp = _check_positive_int(Tp, "Tp")
     usable = times + Tp < arr.size
     vectors, times = vectors[usable], times[usable]
@@ -165,6 +199,10 @@ def simplex_forecast(
     lib, pred = times + Tp < half, times >= half
     if lib.sum() < E + 2 or pred.sum() < 3:
         raise ValueError(f"series of {arr.size} points is too short for E={E}, tau={tau}")
+    if isinstance(exclusion_radius, bool) or not isinstance(exclusion_radius, int | np.integer):
+        raise TypeError(f"exclusion_radius must be an integer, got {exclusion_radius!r}")
+    if exclusion_radius < 0:
+        raise ValueError(f"exclusion_radius must be >= 0, got {exclusion_radius}")
     device = torch.device(device) if device is not None else default_device()
     dist, idx = nearest_neighbours(
         vectors[pred],
@@ -197,7 +235,12 @@ def choose_E(
     E values whose embedding does not fit the series are skipped (skill NaN).
     """
     max_E = _check_positive_int(max_E, "max_E")
-    arr = check_series(x, min_length=10)
+    tau = _check_positive_int(tau, "tau")
+    arr = check_series(x, min_length=10, varying=True)
+    if isinstance(exclusion_radius, bool) or not isinstance(exclusion_radius, int | np.integer):
+        raise TypeError(f"exclusion_radius must be an integer, got {exclusion_radius!r}")
+    if exclusion_radius < 0:
+        raise ValueError(f"exclusion_radius must be >= 0, got {exclusion_radius}")
     skills = np.full(max_E, np.nan)
     for E in range(1, max_E + 1):
         if (E - 1) * tau + Tp + 2 * (E + 2) >= arr.size // 2:

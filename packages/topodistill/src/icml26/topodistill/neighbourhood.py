@@ -11,11 +11,11 @@ neighbours for trivial reasons (autocorrelation), not because of the attractor.
   root finding so that the row's perplexity ``exp H(P_t·)`` equals a target
   (:func:`perplexity_affinities`), or a softmax restricted to the ``k`` nearest
   points with temperature ``T_G`` (:func:`knn_affinities`);
-- student ``Q_{t·}``: the teacher's kernel, ``Q_ts ∝ exp(−β'_t ‖z_t − z_s‖²)`` with
-  ``β'_t`` calibrated (without gradient) to the same perplexity (``"calibrated"``, the
-  default: scale-free, like the ``exp(−d/d_1)`` weights of the cross map); or
-  ``∝ exp(−‖z_t − z_s‖² / T)`` (``"gaussian"``, SNE) or ``∝ (1 + ‖z_t − z_s‖²/T)^{-1}``
-  (``"student_t"``, t-SNE's heavy tail) (:func:`student_log_affinities`);
+- student ``Q_{t·}``: ``∝ (1 + ‖z_t − z_s‖²/T)^{-1}`` (``"student_t"``, t-SNE's heavy
+  tail; the default of :class:`~icml26.topodistill.distill.DistillConfig`), or
+  ``∝ exp(−‖z_t − z_s‖² / T)`` (``"gaussian"``, SNE), or the teacher's kernel
+  ``∝ exp(−β'_t ‖z_t − z_s‖²)`` with ``β'_t`` calibrated (without gradient) to the same
+  perplexity (``"calibrated"``, scale-free) (:func:`student_log_affinities`);
 - loss ``L_topo = mean_t KL(P_t· ‖ Q_t·)`` (:func:`neighbourhood_kl`).
 """
 
@@ -134,7 +134,7 @@ def student_log_affinities(
     z: torch.Tensor,
     excluded: torch.Tensor,
     *,
-    kernel: str = "calibrated",
+    kernel: str = "student_t",
     temperature: float = 1.0,
     perplexity: float = 10.0,
 ) -> torch.Tensor:

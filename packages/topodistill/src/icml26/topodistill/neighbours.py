@@ -11,6 +11,16 @@ pairs removed); the ``k`` nearest library neighbours of row ``i`` in subsample
 all subsamples at once. Rows whose prefix holds fewer than ``k`` library points
 (rare; the prefix is sized for it) are answered exactly from the full distances.
 
+The search is chosen by size, every path exact:
+
+- the candidate table comes from one dense distance block per chunk of rows for
+  manifolds up to :data:`KDTREE_MIN_POINTS` points, and from a KD-tree
+  (``scipy.spatial.cKDTree``, queried for ``depth + 2r + 1`` neighbours, Theiler pairs
+  then dropped) for larger manifolds on the CPU;
+- small libraries (``L ≤`` the prefix depth, about ``L² ≤ 2 (k + 1) M``) skip the
+  table: each subsample's ``M × L`` distances are computed directly, which is cheaper
+  than walking a prefix of length ``≈ 2 (k + 1) M / L``.
+
 Distances are Euclidean, as in pyEDM's KD-trees.
 """
 
@@ -22,13 +32,23 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-__all__ = ["CandidateTable", "default_device", "library_neighbours", "nearest_neighbours"]
+__all__ = [
+    "KDTREE_MIN_POINTS",
+    "CandidateTable",
+    "default_device",
+    "direct_search",
+    "library_neighbours",
+    "nearest_neighbours",
+    "use_direct_search",
+]
 
 # Expected library points in a prefix: at least PREFIX_SAFETY · (k + 1). At 2 the chance
 # that a prefix lacks k library points is below 1 % per row (E = 2, a library of 10 % of
 # the manifold); those rows fall back to an exact search, so the answer is always exact.
 PREFIX_SAFETY = 2.0
 _CHUNK_ELEMENTS = 8_000_000
+# manifolds above this many points build their candidate table with a KD-tree (CPU)
+KDTREE_MIN_POINTS = 2_000
 
 
 def default_device() -> torch.device:
@@ -115,6 +135,10 @@ class CandidateTable:
         t = torch.as_tensor(np.asarray(times), device=device)
         m = pts.shape[0]
         depth = m if depth is None else max(1, min(int(depth), m))
+        radius = max(0, exclusion_radius)
+        if device.type == "cpu" and m > KDTREE_MIN_POINTS and depth + 2 * radius + 1 < m:
+            order, dist = _kdtree_candidates(pts.numpy(), t.numpy(), radius, depth)
+            return cls(pts, t, radius, torch.from_numpy(order), torch.from_numpy(dist))
         chunk = max(1, _CHUNK_ELEMENTS // max(1, m))
         orders, dists = [], []
         for start in range(0, m, chunk):
@@ -131,6 +155,77 @@ class CandidateTable:
     def depth_for(m: int, min_library: int, k: int) -> int:
         """Prefix length that holds ``k`` library points w.h.p. for the smallest library."""
         return min(m, math.ceil(PREFIX_SAFETY * (k + 1) * m / max(1, min_library)) + 16)
+
+
+def _kdtree_candidates(
+    points: np.ndarray, times: np.ndarray, radius: int, depth: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """The first ``depth`` admissible neighbours of every row from a KD-tree.
+
+    At most ``2r + 1`` of a row's nearest points lie in its Theiler window, so querying
+    ``depth + 2r + 1`` and dropping those leaves at least ``depth`` admissible ones.
+    """
+    from scipy.spatial import cKDTree
+
+    want = depth + 2 * radius + 1
+    dist, order = cKDTree(points).query(points, k=want)
+    dist, order = np.atleast_2d(dist), np.atleast_2d(order)
+    bad = np.abs(times[:, None] - times[order]) <= radius
+    # stable: admissible candidates first, each group still sorted by distance
+    keep = np.argsort(bad, axis=1, kind="stable")[:, :depth]
+    order = np.take_along_axis(order, keep, axis=1)
+    dist = np.take_along_axis(np.where(bad, np.inf, dist), keep, axis=1)
+    return order.astype(np.int64), dist.astype(np.float64)
+
+
+def use_direct_search(m: int, size: int, k: int) -> bool:
+    """Whether a library of ``size`` points is searched directly (``M × L`` per subsample)."""
+    return size < m and size <= CandidateTable.depth_for(m, size, k)
+
+
+def direct_search(
+    points: torch.Tensor,
+    times: torch.Tensor,
+    library_mask: torch.Tensor,
+    k: int,
+    exclusion_radius: int,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """``k`` nearest library neighbours of every row from each library's own distances.
+
+    Same contract as :func:`library_neighbours`: (S, M, k) distances and row indices,
+    ``inf`` where fewer than ``k`` admissible library points exist.
+    """
+    s, m = library_mask.shape
+    size = int(library_mask[0].sum())
+    members = torch.nonzero(library_mask)[:, 1].view(s, size)  # (S, L), ascending
+    per = max(1, _CHUNK_ELEMENTS // max(1, m * size))
+    # rows at consecutive times (the usual case): the Theiler pairs of library point p are
+    # rows p − r … p + r, written directly instead of comparing all M × L times
+    consecutive = bool(torch.all(times[1:] - times[:-1] == 1)) if m > 1 else True
+    offsets = torch.arange(-exclusion_radius, exclusion_radius + 1, device=points.device)
+    dists, indices = [], []
+    for start in range(0, s, per):
+        lib = members[start : start + per]  # (S_c, L)
+        d = torch.cdist(points[None].expand(lib.shape[0], -1, -1), points[lib])  # (S_c, M, L)
+        if consecutive:
+            rows = lib[:, None, :] + offsets[None, :, None]  # (S_c, 2r + 1, L)
+            sample = torch.arange(lib.shape[0], device=d.device)[:, None, None].expand_as(rows)
+            column = torch.arange(size, device=d.device)[None, None, :].expand_as(rows)
+            ok = (rows >= 0) & (rows < m)
+            d[sample[ok], rows[ok], column[ok]] = math.inf
+        else:
+            near = (times[:, None][None] - times[lib][:, None, :]).abs() <= exclusion_radius
+            d = d.masked_fill(near, math.inf)
+        kk = min(k, size)
+        val, pos = torch.topk(d, kk, dim=-1, largest=False, sorted=True)
+        idx = torch.gather(lib[:, None, :].expand(-1, m, -1), 2, pos)
+        if kk < k:
+            pad = (0, k - kk)
+            val = torch.nn.functional.pad(val, pad, value=math.inf)
+            idx = torch.nn.functional.pad(idx, pad, value=0)
+        dists.append(val)
+        indices.append(idx)
+    return torch.cat(dists), torch.cat(indices)
 
 
 def library_neighbours(

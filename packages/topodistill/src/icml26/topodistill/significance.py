@@ -22,6 +22,7 @@ import numpy as np
 import torch
 
 from icml26.topodistill.ccm import CCMResult, cross_map, library_sizes
+from icml26.topodistill.embedding import check_series
 from icml26.topodistill.surrogates import make_surrogates
 
 __all__ = ["CausalTest", "cross_map_significance"]
@@ -88,7 +89,7 @@ def cross_map_significance(
         raise TypeError(f"rng must be a numpy Generator, got {type(rng).__name__}")
     if not 0 < alpha < 1:
         raise ValueError(f"alpha must lie in (0, 1), got {alpha}")
-    target = np.asarray(target, dtype=float)
+    target = check_series(target, "target (the putative cause)", min_length=4, varying=True)
     m = target.shape[0]
     sizes = library_sizes(m) if lib_sizes is None else np.asarray(lib_sizes, dtype=int)
     surr = (
