@@ -127,8 +127,9 @@ SMOKE = Config(
     train=SMOKE_TRAIN,
 )  # fmt: skip
 CMRBENCH = Config(
+    # at most 10 epochs per experience: ~2,100 models make a CPU step ~10x a smoke step
     train=replace(SMOKE_TRAIN, embedding_dim=256, adapter_hidden=256, batch_size=64,
-                  candidates=CandidateSpec(64, 38, 10, 15)),
+                  max_epochs=10, candidates=CandidateSpec(64, 38, 10, 15)),
     source="cmrbench",
 )  # fmt: skip
 PAPER_SCALE = Config(
