@@ -1,10 +1,9 @@
 """The reproduction: a reduced preset through the same code, and the smoke run (slow).
 
-Measured smoke result (3 seeds; README): CARvE cuts domain forgetting to 0.58x random
-replay's (24.5 vs 42.1 pp) but gains +2.8 pp of domain accuracy, not +3, and BM25 beats
-it, so the claim does NOT hold at smoke scale. The tests assert what is true and
-meaningful: every check is computed from the merged numbers, the hub induces forgetting,
-and CARvE forgets less than random replay, which forgets less than sequential FT.
+Measured smoke result (3 seeds, MiniLM; README): CARvE 69.5 D-Acc vs random replay 68.8
+and dense zero-shot 77.1, D-FGT ratio 0.97, so the claim does NOT hold. The tests assert
+what is true and meaningful: every check is computed from the merged numbers, the hub
+induces forgetting, and replay forgets less than sequential FT.
 """
 
 from dataclasses import replace
@@ -48,4 +47,4 @@ def test_smoke_preset(tmp_path):
     def fgt(method):
         return report.stat(method, "D-FGT", "final").mean
 
-    assert fgt(rp.METHOD) < fgt(rp.REPLAY) < fgt(rp.SEQ)
+    assert fgt(rp.METHOD) < fgt(rp.SEQ) and fgt(rp.REPLAY) < fgt(rp.SEQ)

@@ -1,15 +1,18 @@
 """Reproduction of the CMR claim: CARvE vs the paper's baselines on a growing hub.
 
-One seed = one simulated hub (4 experiences), one frozen encoder, and every method
-trained on the same features with the same budget. Rows:
+One seed = one hub (simulated, or the official CMRBench files), one frozen encoder
+(MiniLM when the ``minilm`` extra is installed, else hashed n-grams), and every method
+trained on the same features with the same budget and convergence rule. Rows:
 
 - group ``final``: M/F/D accuracy averaged over the 4 experiences after the last one,
   and M/F/D forgetting, in percentage points (the paper's table);
 - groups ``after E1`` … ``after E4``: accuracy averaged over the experiences seen so
   far and forgetting so far (the curve of the plot).
 
-``smoke`` is the CPU scale (4 x ~60 models); ``paper`` the paper's (4 x ~500 models,
-K = 64, 5 epochs, official learning rates; meant for a GPU).
+``smoke`` is the CPU scale (4 x ~48 simulated models); ``cmrbench`` the official files
+(``icml26 carve reproduce --data DIR``); ``paper`` the paper's scale on a simulated hub
+(4 x ~500 models, K = 64, official learning rates; meant for a GPU). Method rows include
+the ablations CARvE without anchors, with a random buffer, and with one phase.
 """
 
 from __future__ import annotations
