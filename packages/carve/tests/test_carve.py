@@ -1,3 +1,5 @@
+from dataclasses import replace
+
 import numpy as np
 import pytest
 
@@ -44,3 +46,55 @@ def test_semantic_batches_mix_few_domains_and_cover_every_example():
     assert sorted(flat.tolist()) == list(range(len(domains)))
     assert np.mean([len(np.unique(domains[b])) <= 3 for b in batches]) > 0.8
     assert list(sampler) != batches  # a new epoch reshuffles
+
+
+def test_hard_negatives_fill_their_slots_after_training(tiny_hub, tiny_features, fast_train):
+    """Mined over the whole training set, hard negatives take most of their k_hard slots
+    once mining has run (not a pre-filled cache)."""
+    _, xs_train, _ = tiny_features
+    learner = ContinualRouter(tiny_hub, xs_train[0].shape[1], train=fast_train, strategy=CARVE,
+                              seed=0, device="cpu")  # fmt: skip
+    learner.learn(0, xs_train[0])
+    h = learner.history[0]
+    spec = fast_train.candidates
+    share_if_full = spec.k_hard / (spec.k_total - 1)
+    steps = h["steps"]
+    mined_steps = steps - fast_train.mine_every  # steps after the first mining
+    assert mined_steps > 0
+    # every gold model of the experience has a mined list
+    assert h["mined_models"] == len(np.unique(tiny_hub.experiences[0].train.model))
+    assert h["hard_share"] >= 0.8 * share_if_full * mined_steps / steps
+    assert h["hard_share"] <= share_if_full + 1e-9
+
+
+def test_convergence_rule_stops_on_a_training_loss_plateau(tiny_hub, tiny_features, fast_train):
+    _, xs_train, _ = tiny_features
+    rule = replace(fast_train, epochs=2, max_epochs=40, patience=2, tol=0.05)
+    learner = ContinualRouter(tiny_hub, xs_train[0].shape[1], train=rule,
+                              strategy=with_strategy(CARVE, replay=None), seed=0,
+                              device="cpu")  # fmt: skip
+    learner.learn(0, xs_train[0])
+    h = learner.history[0]
+    assert 2 <= h["epochs"] < 40  # stopped by the plateau, not the cap
+    losses = h["losses"]
+    assert len(losses) == h["epochs"]
+    best = min(losses[:-2])
+    assert all(v >= best * (1 - 0.05) for v in losses[-2:])  # the last 2 did not improve
+    with pytest.raises(ValueError, match="max_epochs"):
+        replace(fast_train, epochs=5, max_epochs=3)
+
+
+def test_bad_training_rows_are_rejected_before_training(tiny_hub, tiny_features, fast_train):
+    _, xs_train, _ = tiny_features
+    learner = ContinualRouter(tiny_hub, xs_train[0].shape[1], train=fast_train, device="cpu")
+    x = xs_train[0].copy()
+    x[3, 0] = np.nan
+    with pytest.raises(ValueError, match=r"experience 0.*NaN"):
+        learner.learn(0, x)
+    x[3] = 0.0
+    with pytest.raises(ValueError, match="all-zero"):
+        learner.learn(0, x)
+    with pytest.raises(TypeError, match="backbone"):
+        learner.learn(0, np.ones_like(xs_train[0], dtype=np.int64))
+    assert learner.experiences_seen == 0
+    assert np.isfinite(learner.router.model_embeddings.weight.detach().numpy()).all()

@@ -51,3 +51,53 @@ def test_checkpoint_roundtrip_with_safetensors(tmp_path):
     torch.testing.assert_close(back.scores(x), r.scores(x))
     with pytest.raises(ValueError, match="no router checkpoint"):
         CarveRouter.load(tmp_path / "nothing")
+
+
+def test_bad_queries_get_clear_errors_not_row_zero():
+    r = _router()
+    good = torch.randn(3, 16)
+    for bad, match in [
+        (torch.full((1, 16), float("nan")), "NaN"),
+        (torch.tensor([[float("inf")] * 16]), "NaN or inf"),
+        (torch.zeros(2, 16), "all-zero"),
+        (torch.ones(2, 16, dtype=torch.long), None),
+    ]:
+        with pytest.raises((ValueError, TypeError), match=match):
+            r.predict(torch.cat([good, bad.to(good.dtype)]) if match else bad)
+    with pytest.raises(TypeError, match="token ids"):
+        r.predict(torch.ones(2, 16, dtype=torch.long))
+    with pytest.raises(ValueError, match="empty"):
+        r.route(good, candidates=[])
+    with pytest.raises(TypeError, match="single string"):
+        r.route(good, candidates="org/a")
+    with pytest.raises(TypeError, match="numpy array"):
+        r.predict([[0.0] * 16])
+
+
+def test_normalised_registry_is_cached_and_invalidated():
+    r = _router()
+    x = torch.randn(4, 16)
+    with torch.no_grad():
+        first = r.normalized_registry()
+        assert r.normalized_registry() is first  # cached between calls
+    r.predict(x)
+    # an optimiser step changes the rows in place: the cache must follow
+    opt = torch.optim.SGD(r.parameters(), lr=10.0)
+    loss = -r.candidate_logits(x, torch.tensor([[1, 0, 2]] * 4))[:, 0].sum()
+    loss.backward()
+    opt.step()
+    with torch.no_grad():
+        fresh = r.normalized_registry()
+    assert fresh is not first
+    torch.testing.assert_close(fresh, torch.nn.functional.normalize(r.model_embeddings.weight))
+    with torch.no_grad():
+        z = torch.nn.functional.normalize(r.encode(x), dim=-1)
+    np.testing.assert_array_equal(r.predict(x), (z @ fresh.T).argmax(1).numpy())
+    r.register(["org/d"])
+    with torch.no_grad():
+        assert r.normalized_registry().shape[0] == 4
+    state = {k: v.clone() for k, v in r.state_dict().items()}
+    state["model_embeddings.weight"] = torch.eye(4, 8)
+    r.load_state_dict(state)
+    with torch.no_grad():
+        torch.testing.assert_close(r.normalized_registry(), torch.eye(4, 8))

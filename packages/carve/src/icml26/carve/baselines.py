@@ -3,7 +3,9 @@
 Zero-shot retrieval over model cards (no training; paper: BM25 / SPLADE / BGE-M3):
 
 - :class:`CardRetrieval` — cosine between the frozen query and card embeddings;
-- :class:`BM25Retrieval` — Okapi BM25 over the card texts (``bm25s``).
+- :class:`BM25Retrieval` — Okapi BM25 over the card texts (``bm25s``); a query that
+  shares no term with any card gets :data:`~icml26.carve.metrics.NO_ROUTE` (-1), counted
+  wrong at every level, instead of an arbitrary model.
 
 Continual baselines, the CARvE router with parts of the recipe switched off so the
 comparison isolates the continual-learning strategy (brief, "Baselines"):
@@ -31,7 +33,8 @@ import torch
 
 from icml26.carve.carve import ContinualRouter, Strategy, TrainConfig
 from icml26.carve.hub import Hub
-from icml26.carve.metrics import AccuracyMatrix, routing_accuracy
+from icml26.carve.metrics import NO_ROUTE, AccuracyMatrix, routing_accuracy
+from icml26.carve.router import check_features
 
 SEQUENTIAL_FT = Strategy("Sequential FT", replay=None, two_phase=False)
 RANDOM_REPLAY = Strategy("Random replay", replay="random", two_phase=False)
@@ -45,38 +48,66 @@ class CardRetrieval:
         e = np.asarray(card_embeddings, dtype=np.float32)
         if e.ndim != 2 or e.shape[0] == 0:
             raise ValueError(f"card_embeddings must be (n_models, dim), got {e.shape}")
-        self.cards = e / (np.linalg.norm(e, axis=1, keepdims=True) + 1e-12)
+        if not np.isfinite(e).all():
+            raise ValueError("card_embeddings hold NaN or inf values")
+        norm = np.linalg.norm(e, axis=1, keepdims=True)
+        if (norm == 0).any():
+            raise ValueError(f"card {int(np.flatnonzero(norm[:, 0] == 0)[0])} has a zero embedding")
+        self.cards = e / norm
 
     def predict(self, queries: np.ndarray, n_models: int | None = None) -> np.ndarray:
-        q = np.asarray(queries, dtype=np.float32)
-        if q.ndim != 2 or q.shape[1] != self.cards.shape[1]:
-            raise ValueError(f"queries must be (n, {self.cards.shape[1]}), got {q.shape}")
-        cards = self.cards if n_models is None else self.cards[:n_models]
-        return np.argmax(q @ cards.T, axis=1).astype(np.int64)
+        q = check_features(np.asarray(queries, dtype=np.float32), self.cards.shape[1]).numpy()
+        n = len(self.cards) if n_models is None else int(n_models)
+        if not 1 <= n <= len(self.cards):
+            raise ValueError(f"n_models must lie in [1, {len(self.cards)}], got {n_models}")
+        if len(q) == 0:
+            return np.zeros(0, dtype=np.int64)
+        return np.argmax(q @ self.cards[:n].T, axis=1).astype(np.int64)
 
 
 class BM25Retrieval:
     """Zero-shot lexical retrieval with Okapi BM25 over the card texts (``bm25s``)."""
 
     def __init__(self, cards: Sequence[str]) -> None:
+        if isinstance(cards, str) or not isinstance(cards, Sequence):
+            raise TypeError("cards must be a sequence of strings")
         if not cards:
             raise ValueError("BM25Retrieval needs at least one card")
+        bad = [i for i, c in enumerate(cards) if not isinstance(c, str)]
+        if bad:
+            raise TypeError(
+                f"cards must be strings; card {bad[0]} is {type(cards[bad[0]]).__name__}"
+            )
         self.cards = list(cards)
         self._index: dict[int, object] = {}
 
     def predict(self, queries: Sequence[str], n_models: int | None = None) -> np.ndarray:
+        """Best card per query, or ``NO_ROUTE`` (-1) when no query term is in any card."""
         import bm25s
 
+        if isinstance(queries, str):
+            raise TypeError("queries must be a sequence of strings, not a single string")
+        queries = list(queries)
+        bad = [i for i, q in enumerate(queries) if not isinstance(q, str)]
+        if bad:
+            raise TypeError(f"queries must be strings; query {bad[0]} is "
+                            f"{type(queries[bad[0]]).__name__}")  # fmt: skip
         n = len(self.cards) if n_models is None else int(n_models)
+        if not 1 <= n <= len(self.cards):
+            raise ValueError(f"n_models must lie in [1, {len(self.cards)}], got {n_models}")
+        if not queries:
+            return np.zeros(0, dtype=np.int64)
         if n not in self._index:
             retriever = bm25s.BM25()
             retriever.index(bm25s.tokenize(self.cards[:n], stopwords="en", show_progress=False),
                             show_progress=False)  # fmt: skip
             self._index[n] = retriever
         retriever = self._index[n]
-        tokens = bm25s.tokenize(list(queries), stopwords="en", show_progress=False)
-        docs, _ = retriever.retrieve(tokens, k=1, show_progress=False, n_threads=1)
-        return np.asarray(docs[:, 0], dtype=np.int64)
+        tokens = bm25s.tokenize(queries, stopwords="en", show_progress=False)
+        docs, scores = retriever.retrieve(tokens, k=1, show_progress=False, n_threads=1)
+        out = np.asarray(docs[:, 0], dtype=np.int64)
+        out[np.asarray(scores[:, 0]) <= 0] = NO_ROUTE  # no shared term: no evidence at all
+        return out
 
 
 def retrieval_stream(hub: Hub, predict) -> AccuracyMatrix:

@@ -16,8 +16,11 @@ vectorised: each stage draws without replacement by taking the top-k of uniform 
 over the models allowed in that stage.
 
 :class:`HardNegativeMiner` keeps, per gold model, the ``pool`` highest-scoring wrong
-models of its semantic pool under the current router (re-mined every
-``router_mine_every_steps`` steps on the current batch).
+models of its semantic pool under the current router. The official trainer re-mines
+every ``router_mine_every_steps`` steps from the current batch, which over its thousands
+of steps covers the training set; at our step counts that covers a few percent of the
+gold models, so :meth:`HardNegativeMiner.mine` re-mines over the experience's whole
+training set at once (scores averaged over each gold model's queries).
 """
 
 from __future__ import annotations
@@ -174,6 +177,52 @@ class HardNegativeMiner:
 
     def reset(self) -> None:
         self.cache.fill_(-1)
+
+    @property
+    def coverage(self) -> int:
+        """How many gold models have a mined list."""
+        return int((self.cache[:, 0] >= 0).sum())
+
+    @torch.no_grad()
+    def mine(
+        self,
+        query_vectors: torch.Tensor,
+        gold: torch.Tensor,
+        model_embeddings: torch.Tensor,
+        sampler: CandidateSampler,
+        *,
+        chunk: int = 2048,
+    ) -> None:
+        """Mine for every gold model of a training set at once.
+
+        ``query_vectors`` (N, d) are the raw h(q)W of all N training queries; the score of
+        a wrong model m for gold model g is the mean of q·v(m) over g's queries, and the
+        pool is g's parent group (the semantic pool), as in :meth:`update`.
+        """
+        n_models = model_embeddings.shape[0]
+        device = query_vectors.device
+        gold = gold.to(device)
+        if gold.numel() == 0:
+            return
+        uniq, inv = torch.unique(gold, return_inverse=True)
+        sums = torch.zeros(len(uniq), n_models, device=device, dtype=query_vectors.dtype)
+        for start in range(0, len(gold), chunk):
+            part = slice(start, start + chunk)
+            sums.index_add_(0, inv[part], query_vectors[part] @ model_embeddings.T)
+        counts = torch.bincount(inv, minlength=len(uniq)).clamp(min=1)
+        scores = sums / counts[:, None].to(sums.dtype)
+        g_area = sampler.model_area.to(device)[uniq]
+        m_area = sampler.model_area[:n_models].to(device)
+        allowed = m_area[None, :] == g_area[:, None]
+        allowed[torch.arange(len(uniq), device=device), uniq] = False
+        scores = scores.masked_fill(~allowed, float("-inf"))
+        k = min(self.pool, n_models)
+        top_val, top_idx = scores.topk(k, dim=1)
+        top_idx = top_idx.masked_fill(torch.isinf(top_val), -1)
+        row = torch.full((len(uniq), self.pool), -1, dtype=torch.long, device=device)
+        row[:, :k] = top_idx
+        self.cache = self.cache.to(device)
+        self.cache[uniq] = row
 
     @torch.no_grad()
     def update(

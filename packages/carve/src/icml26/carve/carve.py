@@ -6,7 +6,7 @@ For each experience E_t the learner
 2. trains on E_t's queries plus the replay buffer with the candidate-set contrastive
    loss (``candidates.py``) at τ = 0.08, with soft targets (ε = 0.02 spread over the
    10 taxonomy neighbours of the gold model present in the set) and hard negatives
-   re-mined every ``mine_every`` steps;
+   re-mined over the whole training set every ``mine_every`` steps;
 3. for t >= 2, runs the two-phase schedule of ``mllm_onwards.yaml``: in phase 1 (the
    first 40 % of the steps) only the router trains (adapter learning rate 0, projection
    1e-4, embeddings 5e-5), replay examples' loss is multiplied by 5, soft targets are
@@ -14,6 +14,12 @@ For each experience E_t the learner
    projection near their checkpoint (``anchoring.py``); phase 2 is the full loss;
 4. adds ⌊10 % · n_t⌋ examples of E_t to the buffer with the domain-model coreset
    (``replay.py``).
+
+Stopping (house rule, reconstructed; the official run uses 5 fixed epochs): with
+``max_epochs`` set, an experience trains for at least ``epochs`` epochs, then until the
+mean training loss of an epoch (routing loss, phase 2 only) has not improved on the
+best by a relative ``tol`` for ``patience`` epochs, or ``max_epochs`` is reached. The
+linear learning-rate schedule runs over the ``max_epochs`` horizon.
 
 The same learner, with parts switched off, gives the baselines that isolate the
 continual-learning strategy (``baselines.py``): sequential fine-tuning, random replay,
@@ -38,11 +44,11 @@ import torch.nn.functional as F
 
 from icml26.carve.anchoring import Anchor
 from icml26.carve.batching import DomainBatchSampler
-from icml26.carve.candidates import CandidateSampler, CandidateSpec, HardNegativeMiner
+from icml26.carve.candidates import HARD, CandidateSampler, CandidateSpec, HardNegativeMiner
 from icml26.carve.hub import Hub
 from icml26.carve.metrics import AccuracyMatrix, routing_accuracy
 from icml26.carve.replay import coreset_replay, random_replay
-from icml26.carve.router import CarveRouter, default_device
+from icml26.carve.router import CarveRouter, check_features, default_device
 from icml26.shared import derive_seed, numpy_rng, torch_generator
 
 log = logging.getLogger(__name__)
@@ -72,6 +78,9 @@ class TrainConfig:
     candidates: CandidateSpec = field(default_factory=CandidateSpec)
     mine_every: int = 100
     hard_pool: int = 50
+    max_epochs: int | None = None
+    patience: int = 2
+    tol: float = 0.01
     soft_targets: bool = True
     soft_target_eps: float = 0.02
     soft_target_neighbors: int = 10
@@ -82,6 +91,12 @@ class TrainConfig:
             raise ValueError("epochs and batch_size must be positive")
         if self.mine_every < 1 or self.hard_pool < 1:
             raise ValueError("mine_every and hard_pool must be positive")
+        if self.max_epochs is not None and self.max_epochs < self.epochs:
+            raise ValueError(
+                f"max_epochs ({self.max_epochs}) must be at least epochs ({self.epochs})"
+            )
+        if self.patience < 1 or not self.tol >= 0:
+            raise ValueError("patience must be positive and tol non-negative")
         if not 0 <= self.soft_target_eps < 1:
             raise ValueError(f"soft_target_eps must lie in [0, 1), got {self.soft_target_eps}")
         for name in ("lr_adapter", "lr_projection", "lr_embedding", "weight_decay"):
@@ -248,6 +263,9 @@ class ContinualRouter:
         self.experiences_seen = 0
         self.train_seconds = 0.0
         self.train_examples = 0
+        # per _fit call: epochs and steps run, training-loss curve, share of hard slots
+        self.history: list[dict[str, Any]] = []
+        self._slots = [0, 0]  # hard-negative slots, negative slots (current fit)
 
     # -- the stream -------------------------------------------------------------------
     def register_until(self, n_models: int) -> None:
@@ -265,6 +283,7 @@ class ContinualRouter:
             )
         if x.shape[0] != len(exp.train):
             raise ValueError(f"x has {x.shape[0]} rows for {len(exp.train)} training queries")
+        self._check_rows(x, f"training features of experience {t}")
         n_models = self.hub.n_registered(t)
         self.register_until(n_models)
         parts = [(x, exp.train.model, exp.train.domain, np.zeros(len(x), dtype=bool))]
@@ -287,6 +306,15 @@ class ContinualRouter:
         t_last = len(self.hub.experiences) - 1
         n_models = self.hub.n_registered(t_last)
         self.register_until(n_models)
+        if len(xs) != len(self.hub.experiences):
+            raise ValueError(
+                f"got {len(xs)} feature arrays for {len(self.hub.experiences)} experiences"
+            )
+        for t, xt in enumerate(xs):
+            n_train = len(self.hub.experiences[t].train)
+            if xt.shape[0] != n_train:
+                raise ValueError(f"experience {t}: {xt.shape[0]} rows for {n_train} queries")
+            self._check_rows(xt, f"training features of experience {t}")
         x = np.concatenate(xs)
         gold = np.concatenate([e.train.model for e in self.hub.experiences])
         dom = np.concatenate([e.train.domain for e in self.hub.experiences])
@@ -294,6 +322,12 @@ class ContinualRouter:
             x, gold, dom, np.zeros(len(x), dtype=bool), n_models, anchor=None, two_phase=False
         )
         self.experiences_seen = len(self.hub.experiences)
+
+    def _check_rows(self, x: np.ndarray, what: str) -> None:
+        try:
+            check_features(x, self.router.input_dim, has_backbone=self.router.has_backbone)
+        except (TypeError, ValueError) as err:
+            raise type(err)(f"{what}: {err}") from None
 
     def _update_buffer(self, x: np.ndarray, gold: np.ndarray, dom: np.ndarray) -> None:
         s = self.strategy
@@ -342,7 +376,11 @@ class ContinualRouter:
     ) -> torch.Tensor:  # fmt: skip
         c = self.train_config
         gold, dom = batch["gold"], batch["domain"]
-        cands = self.sampler.sample(gold, dom, n_models, hard_cache=miner.cache, generator=self.gen)
+        cands, kinds = self.sampler.sample(
+            gold, dom, n_models, hard_cache=miner.cache, generator=self.gen, return_kinds=True
+        )
+        self._slots[0] += int((kinds == HARD).sum())
+        self._slots[1] += kinds.numel() - kinds.shape[0]
         logits = model(batch["x"], cands)
         logp = F.log_softmax(logits, dim=-1)
         if neighbors is not None and c.soft_target_eps > 0:
@@ -388,8 +426,10 @@ class ContinualRouter:
         groups = [g for g in groups if g["params"]]
         optimizer = torch.optim.AdamW(groups, lr=c.lr_projection, weight_decay=c.weight_decay)
         model, optimizer, loader = accelerator.prepare(router, optimizer, loader)
-        total = c.epochs * len(loader)
-        phase1_steps = int(s.phase1_fraction * total) if two_phase else 0
+        per_epoch = len(loader)
+        cap = c.max_epochs if c.max_epochs is not None else c.epochs
+        total = cap * per_epoch  # schedule horizon
+        phase1_steps = int(s.phase1_fraction * c.epochs * per_epoch) if two_phase else 0
         miner = HardNegativeMiner(
             self.hub.n_registered(len(self.hub.experiences) - 1), c.hard_pool, device=dev
         )
@@ -400,8 +440,11 @@ class ContinualRouter:
                 c.soft_target_neighbors, numpy_rng(self.seed, "neighbors", n_models),
             )  # fmt: skip
             neighbors = torch.as_tensor(nb, device=dev)
-        step = 0
-        for _ in range(c.epochs):
+        self._slots = [0, 0]
+        losses: list[float] = []
+        best, stale, epochs_run, step = float("inf"), 0, 0, 0
+        for epoch in range(cap):
+            epoch_loss, epoch_batches = 0.0, 0
             for batch in loader:
                 phase1 = step < phase1_steps
                 base = {
@@ -415,15 +458,18 @@ class ContinualRouter:
                 for g in optimizer.param_groups:
                     g["lr"] = c.lr_scale * base[g["name"]] * min(1.0, sched)
                 if step > 0 and step % c.mine_every == 0:
-                    inner = accelerator.unwrap_model(model)
-                    with torch.no_grad():
-                        miner.update(inner.encode(batch["x"]), batch["gold"], batch["domain"],
-                                     inner.model_embeddings.weight[:n_models],
-                                     self.sampler)  # fmt: skip
+                    self._mine(accelerator.unwrap_model(model), data, miner, n_models, dev)
                 loss = self._loss_terms(
                     model, batch, n_models, miner, None if phase1 else neighbors,
                     s.replay_loss_multiplier if phase1 else 1.0,
                 )  # fmt: skip
+                if not torch.isfinite(loss):
+                    raise FloatingPointError(
+                        f"{s.name}: the training loss became {loss.item()} at step {step}"
+                    )
+                if not phase1:
+                    epoch_loss += float(loss.detach())
+                    epoch_batches += 1
                 if phase1 and anchor is not None:
                     inner = accelerator.unwrap_model(model)
                     loss = loss + s.anchor_embedding * anchor.embedding_loss(inner)
@@ -436,10 +482,39 @@ class ContinualRouter:
                     accelerator.clip_grad_norm_(model.parameters(), c.max_grad_norm)
                 optimizer.step()
                 step += 1
+            epochs_run = epoch + 1
+            if epoch_batches == 0:
+                continue  # still in phase 1: nothing to judge convergence on
+            losses.append(epoch_loss / epoch_batches)
+            if losses[-1] < best * (1.0 - c.tol):
+                best, stale = losses[-1], 0
+            else:
+                stale += 1
+            if c.max_epochs is not None and epochs_run >= c.epochs and stale >= c.patience:
+                break
         self.router = accelerator.unwrap_model(model)
+        self.router.invalidate_cache()
         self.train_seconds += time.perf_counter() - start
-        self.train_examples += c.epochs * len(x)
-        log.info("%s: %d steps on %d examples (%d models)", s.name, step, len(x), n_models)
+        self.train_examples += epochs_run * len(x)
+        hard_share = self._slots[0] / max(1, self._slots[1])
+        self.history.append({"experience": self.experiences_seen, "epochs": epochs_run,
+                             "steps": step, "losses": losses, "hard_share": hard_share,
+                             "mined_models": miner.coverage})  # fmt: skip
+        log.info("%s: %d epochs, %d steps on %d examples (%d models), hard share %.2f",
+                 s.name, epochs_run, step, len(x), n_models, hard_share)  # fmt: skip
+
+    @torch.no_grad()
+    def _mine(
+        self, router: CarveRouter, data: _Examples, miner: HardNegativeMiner, n_models: int,
+        dev: torch.device, chunk: int = 1024,
+    ) -> None:  # fmt: skip
+        """Hard negatives for every gold model of this fit's training set."""
+        was_training = router.training
+        router.eval()
+        q = torch.cat([router.encode(data.x[i : i + chunk].to(dev))
+                       for i in range(0, len(data), chunk)])  # fmt: skip
+        router.train(was_training)
+        miner.mine(q, data.gold.to(dev), router.model_embeddings.weight[:n_models], self.sampler)
 
     def _fisher(
         self, x: np.ndarray, gold: np.ndarray, dom: np.ndarray, n_models: int

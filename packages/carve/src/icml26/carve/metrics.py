@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 LEVELS = ("model", "family", "domain")
+NO_ROUTE = -1  # a retriever with no evidence for any model; wrong at every level
 
 
 def routing_accuracy(
@@ -44,12 +45,14 @@ def routing_accuracy(
     if gold.size == 0:
         raise ValueError("accuracy needs at least one query")
     n = len(model_family)
-    if predicted.min() < 0 or predicted.max() >= n or gold.min() < 0 or gold.max() >= n:
-        raise ValueError(f"model indices must lie in [0, {n})")
+    if predicted.min() < NO_ROUTE or predicted.max() >= n or gold.min() < 0 or gold.max() >= n:
+        raise ValueError(f"model indices must lie in [0, {n}) (or {NO_ROUTE} = no route)")
+    routed = predicted != NO_ROUTE
+    safe = np.where(routed, predicted, 0)
     return {
-        "model": float(np.mean(predicted == gold)),
-        "family": float(np.mean(model_family[predicted] == model_family[gold])),
-        "domain": float(np.mean(model_domain[predicted] == query_domain)),
+        "model": float(np.mean(routed & (predicted == gold))),
+        "family": float(np.mean(routed & (model_family[safe] == model_family[gold]))),
+        "domain": float(np.mean(routed & (model_domain[safe] == query_domain))),
     }
 
 

@@ -12,6 +12,10 @@ argmax over every model registered so far.
 CPU variant (reconstructed): ``h(q)`` is a frozen sentence embedding passed through a
 residual MLP ``adapter`` that plays the part of the LoRA adapters (trained with the
 adapter learning rate, never anchored); its output layer starts at zero, like LoRA's B.
+
+Inference keeps the normalised registry e(m) cached; the cache is keyed on the version
+counter of the embedding table, so it is rebuilt after :meth:`CarveRouter.register`, an
+optimiser step or a loaded state, and never serves stale rows.
 """
 
 from __future__ import annotations
@@ -73,6 +77,7 @@ class CarveRouter(nn.Module):
             raise ValueError(f"tau must be positive, got {tau}")
         self.input_dim, self.embedding_dim, self.tau = input_dim, embedding_dim, float(tau)
         self.adapter_hidden = adapter_hidden
+        self.has_backbone = backbone is not None
         if backbone is not None:
             self.adapter, self.adapter_hidden = backbone, 0
             hidden_dim = int(backbone.output_dim)
@@ -91,6 +96,7 @@ class CarveRouter(nn.Module):
             _xavier_(self.projection.weight, generator)
         self.model_ids: list[str] = []
         self._index: dict[str, int] = {}
+        self._registry_cache: tuple[tuple, torch.Tensor] | None = None
 
     # -- registry ---------------------------------------------------------------------
     @property
@@ -111,6 +117,7 @@ class CarveRouter(nn.Module):
         table = nn.Embedding(len(self.model_ids) + len(ids), self.embedding_dim)
         table.weight.data = torch.cat([old, fresh]).to(old.device)
         self.model_embeddings = table
+        self.invalidate_cache()
         for m in ids:
             self._index[m] = len(self.model_ids)
             self.model_ids.append(m)
@@ -146,13 +153,36 @@ class CarveRouter(nn.Module):
         return torch.einsum("bd,bkd->bk", z, e) / self.tau
 
     def normalized_registry(self, n_models: int | None = None) -> torch.Tensor:
-        """Unit rows e(m) of the first ``n_models`` registered models."""
+        """Unit rows e(m) of the first ``n_models`` registered models.
+
+        Differentiable while training; in inference (no grad) a cached, detached copy is
+        returned, rebuilt whenever the table has changed since it was made.
+        """
         w = self.model_embeddings.weight
-        return F.normalize(w if n_models is None else w[:n_models], dim=-1)
+        if torch.is_grad_enabled() and w.requires_grad:
+            return F.normalize(w if n_models is None else w[:n_models], dim=-1)
+        key = (id(w), w._version, w.device, w.dtype, tuple(w.shape))
+        if self._registry_cache is None or self._registry_cache[0] != key:
+            self._registry_cache = (key, F.normalize(w.detach(), dim=-1))
+        reg = self._registry_cache[1]
+        return reg if n_models is None else reg[:n_models]
+
+    def invalidate_cache(self) -> None:
+        """Drop the cached normalised registry (done on register, load and training)."""
+        self._registry_cache = None
+
+    def _apply(self, fn, recurse: bool = True):  # .to(), .cuda(), .half() move the table
+        self.invalidate_cache()
+        return super()._apply(fn, recurse)
+
+    def load_state_dict(self, state_dict, strict: bool = True, assign: bool = False):
+        self.invalidate_cache()
+        return super().load_state_dict(state_dict, strict=strict, assign=assign)
 
     @torch.no_grad()
-    def scores(self, x: torch.Tensor, n_models: int | None = None) -> torch.Tensor:
+    def scores(self, x: torch.Tensor | np.ndarray, n_models: int | None = None) -> torch.Tensor:
         """Scores against every registered model (or the first ``n_models``), (B, M)."""
+        x = self._as_input(x).to(self.projection.weight.device)
         z = F.normalize(self.encode(x), dim=-1)
         return z @ self.normalized_registry(n_models).T / self.tau
 
@@ -179,8 +209,10 @@ class CarveRouter(nn.Module):
         return torch.cat(out).numpy().astype(np.int64)
 
     def _as_input(self, x: torch.Tensor | np.ndarray) -> torch.Tensor:
-        """Float features in the parameters' dtype; integer token rows unchanged."""
-        x = torch.as_tensor(x)
+        """Checked queries: float features in the parameters' dtype, or token ids for a
+        transformer backbone. Non-finite or all-zero feature rows are an error: they
+        would route to an arbitrary model (row 0) instead of failing."""
+        x = check_features(x, self.input_dim, has_backbone=self.has_backbone)
         if x.is_floating_point():
             x = x.to(self.projection.weight.dtype)
         return x
@@ -191,6 +223,10 @@ class CarveRouter(nn.Module):
         """The model id chosen for each query, among ``candidates`` (ids) or all models."""
         if candidates is None:
             return [self.model_ids[i] for i in self.predict(x)]
+        if isinstance(candidates, str):
+            raise TypeError("candidates must be a sequence of model ids, not a single string")
+        if len(candidates) == 0:
+            raise ValueError("candidates is empty: give at least one model id, or None for all")
         rows = self.indices(candidates)
         with torch.no_grad():
             param = self.projection.weight
@@ -242,6 +278,44 @@ class CarveRouter(nn.Module):
         state = load_file(str(directory / "router.safetensors"))
         router.load_state_dict(state)
         return router.to(default_device(device))
+
+
+def check_features(
+    x: torch.Tensor | np.ndarray, input_dim: int | None = None, *, has_backbone: bool = False
+) -> torch.Tensor:
+    """``x`` as a tensor, or a clear error for input no router can route.
+
+    Float rows must be finite and not all zero; integer rows are token ids, accepted
+    only by a router with a transformer backbone.
+    """
+    if not isinstance(x, torch.Tensor | np.ndarray):
+        raise TypeError(f"queries must be a torch.Tensor or numpy array, got {type(x).__name__}")
+    x = torch.as_tensor(x)
+    if x.dtype == torch.bool or x.is_complex():
+        raise TypeError(f"queries must be float features or integer token ids, got {x.dtype}")
+    if x.ndim != 2 or (input_dim is not None and x.shape[1] != input_dim):
+        want = f"(B, {input_dim})" if input_dim is not None else "(B, D)"
+        raise ValueError(f"expected queries of shape {want}, got {tuple(x.shape)}")
+    if not x.is_floating_point():
+        if not has_backbone:
+            raise TypeError(
+                f"integer queries ({x.dtype}) are token ids, which need a router built with "
+                "a transformer backbone; encode the texts into float features first"
+            )
+        return x
+    if x.numel():
+        bad = ~torch.isfinite(x).all(dim=1)
+        if bool(bad.any()):
+            rows = torch.nonzero(bad).flatten()[:5].tolist()
+            raise ValueError(f"queries hold NaN or inf values (rows {rows}); nothing to route")
+        zero = (x == 0).all(dim=1)
+        if bool(zero.any()):
+            rows = torch.nonzero(zero).flatten()[:5].tolist()
+            raise ValueError(
+                f"queries have all-zero feature rows (rows {rows}): e.g. a text with no "
+                "token the encoder knows; they carry no routing signal"
+            )
+    return x
 
 
 def _xavier_(w: torch.Tensor, generator: torch.Generator | None) -> None:

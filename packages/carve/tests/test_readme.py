@@ -1,0 +1,37 @@
+"""The README's quickstart runs as written and prints the numbers the README states."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+README = Path(__file__).resolve().parents[1] / "README.md"
+
+
+def quickstart() -> str:
+    text = README.read_text(encoding="utf-8")
+    section = text.split("## Quickstart", 1)[1]
+    match = re.search(r"```python\n(.*?)```", section, flags=re.S)
+    assert match, "the README has no Python quickstart block"
+    return match.group(1)
+
+
+def test_quickstart_runs_and_prints_the_stated_numbers(tmp_path):
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+    out = subprocess.run(
+        [sys.executable, "-c", quickstart()], cwd=tmp_path, env=env, capture_output=True,
+        text=True, timeout=300, check=False,
+    )  # fmt: skip
+    assert out.returncode == 0, out.stderr[-2000:]
+    got = re.search(r"D-Acc ([\d.]+), D-FGT ([\d.]+)", out.stdout)
+    assert got, out.stdout
+    # the README says what the quickstart prints: "D-Acc 38.3, D-FGT 33.3", "[4, 4, 4]"
+    stated = re.search(r"prints `D-Acc ([\d.]+), D-FGT ([\d.]+)`", README.read_text())
+    assert stated, "the README does not state the quickstart's numbers"
+    assert abs(float(got.group(1)) - float(stated.group(1))) <= 3.0
+    assert abs(float(got.group(2)) - float(stated.group(2))) <= 5.0
+    assert "epochs per experience: [" in out.stdout
+    assert (tmp_path / "router-ckpt" / "router.safetensors").is_file()
