@@ -7,8 +7,9 @@ from icml26.mspca.spectrum import mp_median, mp_table
 
 
 def test_mp_median_known_values_and_against_simulation():
-    # c = 1: the median of the quarter-circle-like law x ∈ [0, 4] is ≈ 0.6490
-    assert mp_median(1.0) == pytest.approx(0.6490, abs=2e-3)
+    # c = 1 and 1/2, against scipy quadrature of the density: 0.652776, 0.830466
+    assert mp_median(1.0) == pytest.approx(0.652776, abs=1e-4)
+    assert mp_median(0.5) == pytest.approx(0.830466, abs=1e-4)
     _, cdf = mp_table(0.5)
     assert cdf[0] == 0.0 and cdf[-1] == pytest.approx(1.0)
     z = np.random.default_rng(0).normal(size=(500, 1000))

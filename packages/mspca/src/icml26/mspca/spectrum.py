@@ -91,7 +91,10 @@ def _mp_grid(c: float, points: int = 4001) -> tuple[np.ndarray, np.ndarray]:
     a, b = (1.0 - np.sqrt(c)) ** 2, (1.0 + np.sqrt(c)) ** 2
     t = np.linspace(0.0, np.pi, points)
     x = 0.5 * (a + b) - 0.5 * (b - a) * np.cos(t)
-    dens = (0.5 * (b - a)) ** 2 * np.sin(t) ** 2 / (2.0 * np.pi * c * x)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        dens = (0.5 * (b - a)) ** 2 * np.sin(t) ** 2 / (2.0 * np.pi * c * x)
+    # t = 0: zero when a > 0; at c = 1 (a = 0) sin²t/(1 − cos t) → 2, so b/(2πc)
+    dens[0] = 0.0 if a > 0 else b / (2.0 * np.pi * c)
     cdf = np.concatenate([[0.0], np.cumsum(0.5 * (dens[1:] + dens[:-1]) * np.diff(t))])
     return x, cdf / cdf[-1]
 
