@@ -17,7 +17,12 @@ def clean():
     return np.asarray(s.x_tilde), ref
 
 
-@pytest.mark.parametrize("name", sorted(BASELINES))
+SLOW = {"Huber", "PCP"}  # tens of seconds each on 2 shared cores
+
+
+@pytest.mark.parametrize(
+    "name", [pytest.param(b, marks=pytest.mark.slow) if b in SLOW else b for b in sorted(BASELINES)]
+)
 def test_each_baseline_recovers_the_spike_on_clean_data(name, clean):
     x, ref = clean
     u = BASELINES[name].fit(x, seed=0)

@@ -10,6 +10,7 @@ knockoff shift), and ``transform`` projects without centering too.
 from __future__ import annotations
 
 import logging
+import numbers
 
 import jax
 import numpy as np
@@ -28,8 +29,9 @@ class MeanShiftPCA(TransformerMixin, BaseEstimator):
 
     Attributes (after ``fit``):
         components_: (n_components, n_features) unit principal axes.
-        explained_variance_: their eigenvalues of XᵀX/n (uncentered).
-        eigenvalues_: the top-k eigenvalues that were tested.
+        explained_variance_: their eigenvalues of XᵀX/n (uncentered, data units).
+        noise_variance_: σ̂² the data were divided by (see ``noise_variance``).
+        eigenvalues_: the top-k eigenvalues that were tested, in units of σ̂².
         stable_mask_: (k,) which of them passed the stability test.
         displacement_: (k,) each eigenvalue's move under the knockoff, in units of ε.
         result_: the full :class:`~icml26.mspca.knockoff.KnockoffResult`.
@@ -45,8 +47,9 @@ class MeanShiftPCA(TransformerMixin, BaseEstimator):
         strength_factor: float = 2.0,
         variant: str = "eigenvalue",
         n_knockoffs: int = 1,
-        method: str = "subspace",
-        random_state: int = 0,
+        noise_variance: float | str = "estimate",
+        method: str = "auto",
+        random_state: int | np.random.Generator | None = 0,
     ):
         self.n_components = n_components
         self.k = k
@@ -55,26 +58,46 @@ class MeanShiftPCA(TransformerMixin, BaseEstimator):
         self.strength_factor = strength_factor
         self.variant = variant
         self.n_knockoffs = n_knockoffs
+        self.noise_variance = noise_variance
         self.method = method
         self.random_state = random_state
 
+    def _key(self) -> jax.Array:
+        rs = self.random_state
+        if rs is None:
+            return jax.random.key(int(np.random.default_rng().integers(2**31)))
+        if isinstance(rs, np.random.Generator):
+            return jax.random.key(int(rs.integers(2**31)))
+        if isinstance(rs, numbers.Integral) and not isinstance(rs, bool) and rs >= 0:
+            return jax.random.key(int(rs))
+        raise TypeError(
+            f"random_state must be None, a non-negative int or a numpy Generator, got {rs!r}"
+        )
+
     def fit(self, X: np.ndarray, y: object = None) -> MeanShiftPCA:
         """Fit on X (n_samples × n_features)."""
-        X = np.asarray(X)
-        if X.ndim != 2:
-            raise ValueError(f"X must be 2-D (n_samples, n_features), got shape {X.shape}")
-        if not isinstance(self.n_components, int) or self.n_components < 1:
-            raise ValueError(f"n_components must be a positive int, got {self.n_components!r}")
-        k = min(self.k, *X.shape)
-        if self.n_components > k:
+        X = _check_rows(X)
+        n_samples = X.shape[0]
+        if n_samples < 2:
+            raise ValueError(f"need at least 2 samples (rows), got {n_samples}")
+        k = self.k
+        if not isinstance(k, numbers.Integral) or isinstance(k, bool) or k < 1:
+            raise ValueError(f"k (eigenpairs tested) must be a positive int, got {k!r}")
+        if k > min(X.shape):
             raise ValueError(
-                f"n_components = {self.n_components} exceeds the k = {k} eigenpairs tested"
+                f"k = {k} eigenpairs tested exceeds min(n_samples, n_features) = {min(X.shape)}; "
+                f"pass k ≤ {min(X.shape)}"
             )
-        key = jax.random.key(self.random_state)
+        nc = self.n_components
+        if not isinstance(nc, numbers.Integral) or isinstance(nc, bool) or nc < 1:
+            raise ValueError(f"n_components must be a positive int, got {nc!r}")
+        if nc > k:
+            raise ValueError(f"n_components = {nc} exceeds the k = {k} eigenpairs tested")
         result: KnockoffResult = knockoff_pca(
-            X.T, key, k=k, C=self.C, pi_prime=self.pi_prime,
+            X.T, self._key(), k=k, C=self.C, pi_prime=self.pi_prime,
             strength_factor=self.strength_factor, variant=self.variant,
-            n_knockoffs=self.n_knockoffs, method=self.method,
+            n_knockoffs=self.n_knockoffs, noise_variance=self.noise_variance,
+            method=self.method,
         )  # fmt: skip
         stable = np.asarray(result.stable)
         kept = np.flatnonzero(stable)
@@ -92,7 +115,8 @@ class MeanShiftPCA(TransformerMixin, BaseEstimator):
         self.stable_mask_ = stable
         self.displacement_ = np.asarray(result.displacement)
         self.components_ = np.asarray(result.components)[:, idx].T
-        self.explained_variance_ = self.eigenvalues_[idx]
+        self.noise_variance_ = float(result.noise_variance)
+        self.explained_variance_ = self.eigenvalues_[idx] * self.noise_variance_
         self.n_features_in_ = X.shape[1]
         return self
 
@@ -100,7 +124,20 @@ class MeanShiftPCA(TransformerMixin, BaseEstimator):
         """Project X (n_samples × n_features) on the stable components (no centering)."""
         if not hasattr(self, "components_"):
             raise ValueError("this MeanShiftPCA is not fitted yet; call fit first")
-        X = np.asarray(X, dtype=float)
-        if X.ndim != 2 or X.shape[1] != self.n_features_in_:
+        X = _check_rows(X)
+        if X.shape[1] != self.n_features_in_:
             raise ValueError(f"X must be (n_samples, {self.n_features_in_}), got shape {X.shape}")
         return X @ self.components_.T
+
+
+def _check_rows(X: object) -> np.ndarray:
+    X = np.asarray(X)
+    if X.dtype.kind not in "biuf":
+        raise TypeError(f"X must be numeric, got dtype {X.dtype}")
+    if X.ndim != 2:
+        raise ValueError(f"X must be 2-D (n_samples, n_features), got shape {X.shape}")
+    if X.shape[1] < 1:
+        raise ValueError(f"X has no features, shape {X.shape}")
+    if not np.all(np.isfinite(X)):
+        raise ValueError("X contains NaN or inf")
+    return X.astype(float)

@@ -20,6 +20,7 @@ from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 
 class Sample(NamedTuple):
@@ -42,7 +43,31 @@ def _sqrt_spiked(z: jax.Array, q: jax.Array, strengths: jax.Array) -> jax.Array:
     return z + q @ ((jnp.sqrt(1.0 + strengths) - 1.0)[:, None] * (q.T @ z))
 
 
-@partial(jax.jit, static_argnames=("d", "n"))
+def _check_model(d, n, spikes, shift_norms, shift_fractions, cov_shift) -> None:
+    """Clear errors for impossible model parameters (skipped for traced values)."""
+    for name, v in (("d", d), ("n", n)):
+        if not isinstance(v, int) or isinstance(v, bool) or v < 1:
+            raise ValueError(f"{name} must be a positive int, got {v!r}")
+    checks = (
+        ("spikes (covariance spike strengths ℓ)", spikes, lambda a: a >= 0, "≥ 0"),
+        ("shift_norms (‖m‖)", shift_norms, lambda a: a >= 0, "≥ 0"),
+        ("shift_fractions (π)", shift_fractions, lambda a: (a >= 0) & (a <= 1), "in [0, 1]"),
+        ("cov_shift (s)", cov_shift, lambda a: a >= 0, "≥ 0"),
+    )
+    for name, value, ok, want in checks:
+        if isinstance(value, jax.core.Tracer):
+            continue
+        a = np.atleast_1d(np.asarray(value, dtype=float))
+        if a.ndim != 1:
+            raise ValueError(f"{name} must be a scalar or 1-D, got shape {a.shape}")
+        if not np.all(np.isfinite(a)) or not np.all(ok(a)):
+            raise ValueError(f"{name} must be finite and {want}, got {a.tolist()}")
+    if not any(isinstance(v, jax.core.Tracer) for v in (shift_norms, shift_fractions)):
+        m, p = np.atleast_1d(shift_norms).shape[0], np.atleast_1d(shift_fractions).shape[0]
+        if m != p:
+            raise ValueError(f"one fraction per mean shift: {m} norms, {p} fractions")
+
+
 def simulate(
     key: jax.Array,
     d: int,
@@ -57,11 +82,25 @@ def simulate(
     Args:
         key: JAX PRNG key.
         d, n: dimension and number of samples (static).
-        spikes: (K,) covariance spike strengths ℓ_k.
+        spikes: (K,) covariance spike strengths ℓ_k ≥ 0.
         shift_norms: (M,) mean-shift norms ‖m_(i)‖ (use zeros for no contamination).
         shift_fractions: (M,) mixture weights π_i ∈ [0, 1].
         cov_shift: s ≥ 0; contaminated columns get covariance I + s√c·uuᵀ (0: off).
     """
+    _check_model(d, n, spikes, shift_norms, shift_fractions, cov_shift)
+    return _simulate(key, d, n, spikes, shift_norms, shift_fractions, cov_shift)
+
+
+@partial(jax.jit, static_argnames=("d", "n"))
+def _simulate(
+    key: jax.Array,
+    d: int,
+    n: int,
+    spikes: jax.Array,
+    shift_norms: jax.Array,
+    shift_fractions: jax.Array,
+    cov_shift: float | jax.Array = 0.0,
+) -> Sample:
     spikes = jnp.atleast_1d(jnp.asarray(spikes, dtype=float))
     shift_norms = jnp.atleast_1d(jnp.asarray(shift_norms, dtype=float))
     shift_fractions = jnp.atleast_1d(jnp.asarray(shift_fractions, dtype=float))
@@ -83,7 +122,6 @@ def simulate(
     return Sample(x_obs + a, x, v, directions, masks)
 
 
-@partial(jax.jit, static_argnames=("d", "n"))
 def simulate_batch(
     keys: jax.Array,
     d: int,
@@ -94,8 +132,14 @@ def simulate_batch(
     cov_shift: float | jax.Array = 0.0,
 ) -> Sample:
     """:func:`simulate` for a batch of keys (one trial each): arrays gain a leading axis."""
+    _check_model(d, n, spikes, shift_norms, shift_fractions, cov_shift)
+    return _simulate_batch(keys, d, n, spikes, shift_norms, shift_fractions, cov_shift)
+
+
+@partial(jax.jit, static_argnames=("d", "n"))
+def _simulate_batch(keys, d, n, spikes, shift_norms, shift_fractions, cov_shift):
     return jax.vmap(
-        lambda key: simulate(key, d, n, spikes, shift_norms, shift_fractions, cov_shift)
+        lambda key: _simulate(key, d, n, spikes, shift_norms, shift_fractions, cov_shift)
     )(keys)
 
 
