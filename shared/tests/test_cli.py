@@ -108,3 +108,8 @@ def test_all_prints_summary_and_fails_check_on_broken(fake_install, capsys, monk
 def test_package_subcommand_is_dispatched(fake_install, capsys):
     assert main(["fakecmd", "a", "--b"]) == 3
     assert "fakecmd got ['a', '--b']" in capsys.readouterr().out
+
+
+def test_package_subcommand_after_global_flags(fake_install, capsys):
+    assert main(["-v", "fakecmd", "x"]) == 3
+    assert "fakecmd got ['x']" in capsys.readouterr().out

@@ -171,9 +171,17 @@ def _say(message: str) -> None:
 
 def _main(argv: list[str]) -> int:
     plugins = commands()
-    if argv and argv[0] in plugins and argv[0] not in BUILTINS:
+    # `icml26 -v carve ...`: global flags may stand before a package command
+    lead = 0
+    while lead < len(argv) and argv[lead] in ("-v", "--verbose", "-q", "--quiet"):
+        lead += 1
+    if lead < len(argv) and argv[lead] in plugins and argv[lead] not in BUILTINS:
+        _configure_logging(
+            any(a in ("-v", "--verbose") for a in argv[:lead]),
+            any(a in ("-q", "--quiet") for a in argv[:lead]),
+        )
         with quiet_dependencies():
-            return int(plugins[argv[0]].load()(argv[1:]) or 0)
+            return int(plugins[argv[lead]].load()(argv[lead + 1 :]) or 0)
 
     parser = build_parser(sorted(plugins))
     try:
