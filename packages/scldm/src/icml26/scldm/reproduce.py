@@ -56,6 +56,7 @@ from icml26.shared import (
     Row,
     new_figure,
     numpy_rng,
+    quiet_dependencies,
     save_figure,
     torch_threads,
 )
@@ -214,7 +215,8 @@ def split(adata: Any, config: Config, seed: int) -> tuple[Any, Any, Any, list[tu
 
 def run(config: Config, seed: int, out: Path) -> Report:
     """One seed: fit every method on the same training cells and score its samples."""
-    with torch_threads(config.num_threads):
+    # third-party loggers (lightning, scvi) at WARNING, their deprecation warnings filtered
+    with torch_threads(config.num_threads), quiet_dependencies():
         return _run(config, seed, out)
 
 
