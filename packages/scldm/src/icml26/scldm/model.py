@@ -32,7 +32,7 @@ from icml26.scldm.data import ConditionVocabulary, LibrarySizeModel, check_annda
 from icml26.scldm.diffusion import SOLVERS, Solver, flow_matching_loss, guided_velocity, solve_ode
 from icml26.scldm.dit import DiT, DiTConfig
 from icml26.scldm.likelihood import sample_negative_binomial
-from icml26.scldm.training import EMA, OptimConfig, run_training
+from icml26.scldm.training import EMA, OptimConfig, PlateauRule, run_training
 from icml26.shared import numpy_rng, torch_generator
 
 log = logging.getLogger(__name__)
@@ -58,10 +58,21 @@ class TrainingConfig:
     batch 128, 100 epochs. Stage B: AdamW(5e-4), WSD with cosine decay, batch 128,
     EMA 0.9999 every 10 steps after step 10k. ``diffusion_steps`` overrides
     ``diffusion_epochs`` when set.
+
+    ``autoencoder_max_steps`` switches stage A to a convergence rule
+    (:class:`~icml26.scldm.training.PlateauRule`): train until the mean reconstruction
+    NLL of the training batches over a window (``autoencoder_window`` steps, default one
+    epoch) has not improved by a relative ``autoencoder_min_delta`` for
+    ``autoencoder_patience`` windows, then run the schedule's decay; at most
+    ``autoencoder_max_steps`` steps (``autoencoder_epochs`` is then unused).
     """
 
     autoencoder_epochs: int = 100
     autoencoder_batch_size: int = 128
+    autoencoder_max_steps: int | None = None
+    autoencoder_patience: int = 3
+    autoencoder_min_delta: float = 1e-2
+    autoencoder_window: int | None = None
     autoencoder_optim: OptimConfig = field(
         default_factory=lambda: OptimConfig(lr=1e-3, betas=(0.9, 0.95), decay="sqrt")
     )
@@ -79,8 +90,12 @@ class TrainingConfig:
         for name in ("autoencoder_epochs", "autoencoder_batch_size", "diffusion_epochs"):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be positive, got {getattr(self, name)}")
-        if self.diffusion_steps is not None and self.diffusion_steps < 1:
-            raise ValueError(f"diffusion_steps must be positive, got {self.diffusion_steps}")
+        for name in ("diffusion_steps", "autoencoder_max_steps", "autoencoder_window"):
+            value = getattr(self, name)
+            if value is not None and value < 1:
+                raise ValueError(f"{name} must be positive, got {value}")
+        if self.autoencoder_patience < 1 or not self.autoencoder_min_delta >= 0:
+            raise ValueError("autoencoder_patience must be positive and autoencoder_min_delta >= 0")
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> TrainingConfig:
@@ -186,10 +201,21 @@ class ScLDM:
             ae = MCABAutoencoder(len(names), self.autoencoder_config).to(self.device)
         gene_ids = self._gene_ids()
         batch = cfg.autoencoder_batch_size
-        steps = cfg.autoencoder_epochs * max(len(counts) // batch, 1)
+        per_epoch = max(len(counts) // batch, 1)
+        rule = None
+        if cfg.autoencoder_max_steps is not None:  # convergence rule, with a step cap
+            steps = cfg.autoencoder_max_steps
+            rule = PlateauRule(
+                cfg.autoencoder_window or per_epoch,
+                patience=cfg.autoencoder_patience,
+                min_delta=cfg.autoencoder_min_delta,
+            )
+        else:
+            steps = cfg.autoencoder_epochs * per_epoch
 
         def step_loss(model, data, gen):
-            return model(data[0], gene_ids, gen)["loss"]
+            out = model(data[0], gene_ids, gen)
+            return out["loss"], out["nll"]  # the rule watches the reconstruction NLL
 
         self.history["autoencoder"] = run_training(
             ae,
@@ -200,8 +226,11 @@ class ScLDM:
             optim=cfg.autoencoder_optim,
             device=self.device,
             seed=seed,
+            stop_rule=rule,
             desc="scLDM autoencoder",
         )
+        if rule is not None:
+            self.history["autoencoder_plateau"] = rule.history
         self.autoencoder = ae.to(self.device).eval().requires_grad_(False)
         self.dit = self.ema = None
         return self
