@@ -28,7 +28,15 @@ import numpy as np
 import torch
 
 from icml26.scldm.autoencoder import AutoencoderConfig, MCABAutoencoder
-from icml26.scldm.data import ConditionVocabulary, LibrarySizeModel, check_anndata, counts_matrix
+from icml26.scldm.data import (
+    ConditionVocabulary,
+    LibrarySizeModel,
+    RowBatches,
+    check_anndata,
+    counts_matrix,
+    dense_rows,
+    library_sizes,
+)
 from icml26.scldm.diffusion import SOLVERS, Solver, flow_matching_loss, guided_velocity, solve_ode
 from icml26.scldm.dit import DiT, DiTConfig
 from icml26.scldm.likelihood import sample_negative_binomial
@@ -189,8 +197,10 @@ class ScLDM:
         return self
 
     def fit_autoencoder(self, adata: Any, *, layer: str | None = None, seed: int = 0) -> ScLDM:
-        """Stage A: the MCAB autoencoder on the NB likelihood (+ KL when variational)."""
-        counts = counts_matrix(adata, layer)
+        """Stage A: the MCAB autoencoder on the NB likelihood (+ KL when variational).
+
+        Sparse counts stay sparse: each mini-batch of rows is densified on its own."""
+        counts = counts_matrix(adata, layer, keep_sparse=True)
         names = [str(g) for g in adata.var_names]
         if len(set(names)) != len(names):
             raise ValueError("adata.var_names must be unique (call adata.var_names_make_unique())")
@@ -201,7 +211,7 @@ class ScLDM:
             ae = MCABAutoencoder(len(names), self.autoencoder_config).to(self.device)
         gene_ids = self._gene_ids()
         batch = cfg.autoencoder_batch_size
-        per_epoch = max(len(counts) // batch, 1)
+        per_epoch = max(counts.shape[0] // batch, 1)
         rule = None
         if cfg.autoencoder_max_steps is not None:  # convergence rule, with a step cap
             steps = cfg.autoencoder_max_steps
@@ -220,7 +230,7 @@ class ScLDM:
         self.history["autoencoder"] = run_training(
             ae,
             step_loss,
-            [torch.from_numpy(counts)],
+            [RowBatches(counts)],
             steps=steps,
             batch_size=batch,
             optim=cfg.autoencoder_optim,
@@ -247,11 +257,13 @@ class ScLDM:
         self._require("autoencoder")
         if isinstance(condition_keys, str):
             condition_keys = (condition_keys,)
-        counts = counts_matrix(adata, layer)
+        counts = counts_matrix(adata, layer, keep_sparse=True)
         self._check_genes(adata)
         self.vocabulary = ConditionVocabulary.from_obs(adata.obs, condition_keys)
         codes = self.vocabulary.encode_obs(adata.obs)
-        self.library_model = LibrarySizeModel.fit(counts.sum(1), codes, self.vocabulary.keys)
+        self.library_model = LibrarySizeModel.fit(
+            library_sizes(counts), codes, self.vocabulary.keys
+        )
         mean, logvar = self._encode_counts(counts, list(adata.var_names))
         cfg = self.training_config
         m, d = self.autoencoder.latent_shape
@@ -271,7 +283,7 @@ class ScLDM:
             update_after_step=cfg.ema_update_after_step,
         )
         batch = cfg.diffusion_batch_size
-        steps = cfg.diffusion_steps or cfg.diffusion_epochs * max(len(counts) // batch, 1)
+        steps = cfg.diffusion_steps or cfg.diffusion_epochs * max(counts.shape[0] // batch, 1)
         keys = self.vocabulary.keys
         tensors = [mean, torch.from_numpy(codes)]
         if logvar is not None:
@@ -325,14 +337,16 @@ class ScLDM:
     # -- encoding -------------------------------------------------------------------------
     @torch.no_grad()
     def _encode_counts(
-        self, counts: np.ndarray, var_names: Sequence[str], batch_size: int = 512
+        self, counts: Any, var_names: Sequence[str], batch_size: int = 512
     ) -> tuple[torch.Tensor, torch.Tensor | None]:
-        """Latent mean (and log-variance) of every cell, on the CPU: (n, m, D)."""
+        """Latent mean (and log-variance) of every cell (dense or CSR counts, densified
+        ``batch_size`` rows at a time), on the CPU: (n, m, D)."""
         self._require("autoencoder")
         gene_ids = self._gene_ids(var_names)
         means, logvars = [], []
-        for start in range(0, len(counts), batch_size):
-            x = torch.from_numpy(counts[start : start + batch_size]).to(self.device)
+        for start in range(0, counts.shape[0], batch_size):
+            rows = slice(start, start + batch_size)
+            x = torch.from_numpy(dense_rows(counts, rows)).to(self.device)
             mean, logvar = self.autoencoder.encode(x, gene_ids)
             means.append(mean.cpu())
             if logvar is not None:
@@ -358,7 +372,7 @@ class ScLDM:
         self._require("autoencoder")
         if not key_added or not isinstance(key_added, str):
             raise ValueError(f"key_added must be a non-empty string, got {key_added!r}")
-        counts = counts_matrix(adata, layer)
+        counts = counts_matrix(adata, layer, keep_sparse=True)
         mean, _ = self._encode_counts(counts, [str(g) for g in adata.var_names], batch_size)
         target = adata.copy() if copy else adata
         target.obsm[key_added] = mean.flatten(1).numpy()
@@ -540,10 +554,10 @@ class ScLDM:
         import anndata as ad
 
         self._require("autoencoder")
-        counts = counts_matrix(adata, layer)
+        counts = counts_matrix(adata, layer, keep_sparse=True)
         self._check_genes(adata)
         mean, _ = self._encode_counts(counts, self.var_names)
-        x = self.decode_latents(mean, counts.sum(1), seed=seed)
+        x = self.decode_latents(mean, library_sizes(counts), seed=seed)
         return ad.AnnData(X=x, obs=adata.obs.copy(), var=adata.var.copy())
 
     # -- persistence ----------------------------------------------------------------------
