@@ -33,6 +33,7 @@ from icml26.scldm import (
     scvi_available,
     simulate_counts,
 )
+from icml26.shared import quiet_dependencies
 
 OUT = Path("results/scldm/bench")
 
@@ -218,8 +219,9 @@ def main() -> None:
     logging.basicConfig(level=logging.WARNING)
     device = torch.device(args.device or ("cuda" if torch.cuda.is_available() else "cpu"))
     genes = [250, 500, 1000] if args.quick else [250, 500, 1000, 2000, 4000]
-    memory = memory_table(genes, device)
-    rows, summary = throughput(args, device)
+    with quiet_dependencies():  # lightning / scvi log lines and deprecation warnings
+        memory = memory_table(genes, device)
+        rows, summary = throughput(args, device)
     OUT.mkdir(parents=True, exist_ok=True)
     payload = {
         "device": str(device),

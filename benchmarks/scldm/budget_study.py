@@ -7,7 +7,8 @@ batch size and epochs and the DiT's steps, and runs the package's own ``run`` an
     python benchmarks/scldm/budget_study.py --budget released:128:12:300 \\
         --budget ae:16:12:300 --budget smoke:16:12:1500 --budget dit4k:16:12:4000
 
-Each ``--budget`` is ``label:ae_batch_size:ae_epochs:dit_steps``. Writes
+Each ``--budget`` is ``label:ae_batch_size:ae_epochs:dit_steps`` (``ae_epochs`` "rule": the
+preset's convergence rule). Writes
 results/scldm/budget/<label>.json and prints one markdown row per budget.
 """
 
@@ -47,11 +48,15 @@ def _short(check: str) -> str:
     return check[:3] + (f" vs {peer}" if peer else "")
 
 
-def budget_config(ae_batch: int, ae_epochs: int, dit_steps: int):
+def budget_config(ae_batch: int, ae_epochs: int | None, dit_steps: int):
+    """The smoke Config with these budgets; ``ae_epochs=None`` keeps its convergence rule,
+    a number of epochs replaces the rule by that fixed budget."""
+    smoke = PRESETS["smoke"]
     return dataclasses.replace(
-        PRESETS["smoke"],
+        smoke,
         ae_batch_size=ae_batch,
-        ae_epochs=ae_epochs,
+        ae_epochs=ae_epochs or smoke.ae_epochs,
+        ae_max_steps=smoke.ae_max_steps if ae_epochs is None else None,
         dit_steps=dit_steps,
         umap=False,
     )
@@ -68,7 +73,7 @@ def main(argv: list[str] | None = None) -> int:
     print("|" + "---|" * len(COLUMNS.split("|")))
     for spec in args.budget:
         label, batch, epochs, steps = spec.split(":")
-        cfg = budget_config(int(batch), int(epochs), int(steps))
+        cfg = budget_config(int(batch), None if epochs == "rule" else int(epochs), int(steps))
         t0 = time.perf_counter()
         report = Report.merge([run(cfg, args.seed, args.out)])
         wall = time.perf_counter() - t0
@@ -103,7 +108,7 @@ def main(argv: list[str] | None = None) -> int:
         mmd, corr = row["mmd"], row["corr_error"]
         held = ", ".join(_short(c["name"]) for c in row["checks"] if c["holds"])
         print(
-            f"| {label} | {cfg.ae_batch_size} × {cfg.ae_epochs} | {cfg.dit_steps} | {wall:.0f} | "
+            f"| {label} | {cfg.ae_batch_size} × {epochs} | {cfg.dit_steps} | {wall:.0f} | "
             f"{row['recon_type_acc']:.3f} | {mmd[METHOD]:.4f} | {mmd[GAUSSIAN]:.4f} | "
             f"{mmd[MLP]:.4f} | {mmd[SCVI]:.4f} | {corr[METHOD]:.3f} / {corr[MLP]:.3f} | "
             f"{row['type_acc']['w1']:.3f} | {row['type_acc']['w2']:.3f} | {held or 'none'} |",

@@ -58,3 +58,33 @@ def test_scvi_baseline_generates(tiny_adata):
     gen = model.generate(10, seed=0)
     assert gen.shape == (10, 40) and np.asarray(gen.X).min() >= 0
     assert (model.generate(5, {"cell_type": "type_1"}).obs["cell_type"] == "type_1").all()
+
+
+_QUIET_SCVI = """
+import torch
+torch.set_num_threads(1)
+from icml26.scldm import ScviBaseline, simulate_counts
+adata = simulate_counts(96, 16, n_cell_types=2, n_perturbations=1, seed=0)
+model = ScviBaseline(n_latent=2, n_hidden=8, max_epochs=1, batch_size=32, device="cpu")
+model.fit(adata, condition_keys=("cell_type",), seed=0)
+print("fitted", model.generate(4, seed=0).shape)
+"""
+
+
+@pytest.mark.slow  # importing scvi-tools alone is ~30 s of CPU
+@pytest.mark.skipif(not scvi_available(), reason="scvi-tools not installed")
+def test_scvi_baseline_fit_writes_nothing_to_stderr():
+    """No lightning INFO lines, litlogger tip or deprecation warnings from a fit."""
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONWARNINGS": "default"}
+    env.pop("LITLOGGER_DISABLE", None)
+    proc = subprocess.run(
+        [sys.executable, "-c", _QUIET_SCVI], capture_output=True, text=True, env=env, timeout=300
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "fitted (4, 16)" in proc.stdout
+    assert proc.stderr == "", proc.stderr
+    assert "GPU available" not in proc.stdout and "litlogger" not in proc.stdout

@@ -28,6 +28,7 @@ REDUCED = dataclasses.replace(
     n_programs=4,
     ae_epochs=2,
     ae_batch_size=128,
+    ae_max_steps=20,  # the convergence rule, capped
     dit_steps=40,
     mlp_epochs=2,
     solver_steps=4,

@@ -36,7 +36,7 @@ from icml26.scldm.data import ConditionVocabulary, LibrarySizeModel, check_annda
 from icml26.scldm.likelihood import nb_log_prob, sample_negative_binomial
 from icml26.scldm.model import ScLDM, resolve_device
 from icml26.scldm.training import OptimConfig, run_training
-from icml26.shared import numpy_rng
+from icml26.shared import numpy_rng, quiet_dependencies
 
 log = logging.getLogger(__name__)
 
@@ -375,25 +375,31 @@ class ScviBaseline:
         seed: int = 0,
     ) -> ScviBaseline:
         import anndata as ad
-        import scvi
 
         counts = counts_matrix(adata, layer)
         self.var_names = [str(g) for g in adata.var_names]
         train = ad.AnnData(X=counts, obs=adata.obs.copy())
         train.var_names = self.var_names
-        scvi.settings.seed = seed
-        scvi.model.SCVI.setup_anndata(train)
-        self.model = scvi.model.SCVI(train, gene_likelihood="nb", **self.arch)
-        accelerator = "gpu" if self.device.type == "cuda" else "cpu"
-        self.model.train(
-            max_epochs=self.max_epochs,
-            batch_size=self.batch_size,
-            accelerator=accelerator,
-            devices=1,
-            train_size=1.0,
-            enable_progress_bar=False,
-            early_stopping=False,
-        )
+        with quiet_dependencies():
+            import scvi  # its import sets scvi's own logger to INFO: silence again below
+        with quiet_dependencies():
+            scvi.settings.seed = seed
+            scvi.model.SCVI.setup_anndata(train)
+            self.model = scvi.model.SCVI(train, gene_likelihood="nb", **self.arch)
+            accelerator = "gpu" if self.device.type == "cuda" else "cpu"
+            self.model.train(
+                max_epochs=self.max_epochs,
+                batch_size=self.batch_size,
+                accelerator=accelerator,
+                devices=1,
+                train_size=1.0,
+                early_stopping=False,
+                # lightning's own output: progress bar, model summary, logger tips
+                enable_progress_bar=False,
+                enable_model_summary=False,
+                enable_checkpointing=False,
+                logger=False,
+            )
         self.vocabulary, self.library_model, self.conditioner = _condition_models(
             adata, counts, condition_keys, lambda: self.model.get_latent_representation(train)
         )

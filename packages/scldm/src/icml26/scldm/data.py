@@ -28,6 +28,8 @@ __all__ = [
     "LibrarySizeModel",
     "check_anndata",
     "counts_matrix",
+    "dense_rows",
+    "library_sizes",
     "read_h5ad",
     "simulate_counts",
 ]
@@ -44,13 +46,19 @@ def check_anndata(adata: Any) -> None:
 
 
 def counts_matrix(
-    adata: Any, layer: str | None = None, *, allow_empty_cells: bool = False
-) -> np.ndarray:
-    """The raw counts of ``adata`` as a dense float32 array (cells × genes).
+    adata: Any,
+    layer: str | None = None,
+    *,
+    allow_empty_cells: bool = False,
+    keep_sparse: bool = False,
+) -> Any:
+    """The raw counts of ``adata`` as a float32 matrix (cells × genes).
 
-    ``layer=None`` reads ``.X``. Raises ``ValueError`` for a missing layer and for
-    values that are not counts (negative, non-integer, NaN/inf), and, unless
-    ``allow_empty_cells``, for cells without a single count.
+    ``layer=None`` reads ``.X``. Dense by default; with ``keep_sparse`` a sparse input
+    stays a CSR matrix (never densified whole: read its rows with :func:`dense_rows`).
+    Raises ``ValueError`` for a missing layer and for values that are not counts
+    (negative, non-integer, NaN/inf), and, unless ``allow_empty_cells``, for cells
+    without a single count.
     """
     check_anndata(adata)
     where = "adata.X" if layer is None else f"adata.layers[{layer!r}]"
@@ -75,14 +83,51 @@ def counts_matrix(
                 f"{where} has non-integer values (e.g. {values.ravel()[np.argmax(frac)]}); "
                 "expected raw counts, not normalised or log-transformed data"
             )
-    dense = x.toarray() if sparse.issparse(x) else np.asarray(x)
-    dense = np.round(dense).astype(np.float32)
+    if sparse.issparse(x) and keep_sparse:
+        out = sparse.csr_matrix(x, dtype=np.float32, copy=True)
+        out.data = np.round(out.data)
+    else:
+        dense = x.toarray() if sparse.issparse(x) else np.asarray(x)
+        out = np.round(dense).astype(np.float32)
     if not allow_empty_cells:
-        empty = np.flatnonzero(dense.sum(axis=1) == 0)
+        empty = np.flatnonzero(library_sizes(out) == 0)
         if empty.size:
             names = ", ".join(map(str, adata.obs_names[empty[:5]]))
             raise ValueError(f"{empty.size} cells have no counts (e.g. {names}); filter them first")
-    return dense
+    return out
+
+
+def library_sizes(counts: Any) -> np.ndarray:
+    """Total counts per cell of a dense or sparse matrix, as a 1-D float64 array."""
+    return np.asarray(counts.sum(axis=1), dtype=np.float64).ravel()
+
+
+def dense_rows(counts: Any, rows: Any) -> np.ndarray:
+    """Rows (an index array or a slice) of a dense or CSR matrix as a dense float32 array:
+    only those rows are densified."""
+    block = counts[rows]
+    if sparse.issparse(block):
+        block = block.toarray()
+    return np.ascontiguousarray(block, dtype=np.float32)
+
+
+class RowBatches:
+    """Row-indexable view of a dense or CSR count matrix for the training loop:
+    ``view[idx]`` is the dense float32 tensor of those rows (one batch densified at a time)."""
+
+    def __init__(self, counts: Any):
+        self.counts = counts
+        self.shape = counts.shape
+
+    def __len__(self) -> int:
+        return self.shape[0]
+
+    def __getitem__(self, rows: Any):
+        import torch
+
+        if hasattr(rows, "numpy"):
+            rows = rows.numpy()
+        return torch.from_numpy(dense_rows(self.counts, rows))
 
 
 def read_h5ad(path: str | Path, *, layer: str | None = None) -> Any:

@@ -28,11 +28,19 @@ import numpy as np
 import torch
 
 from icml26.scldm.autoencoder import AutoencoderConfig, MCABAutoencoder
-from icml26.scldm.data import ConditionVocabulary, LibrarySizeModel, check_anndata, counts_matrix
+from icml26.scldm.data import (
+    ConditionVocabulary,
+    LibrarySizeModel,
+    RowBatches,
+    check_anndata,
+    counts_matrix,
+    dense_rows,
+    library_sizes,
+)
 from icml26.scldm.diffusion import SOLVERS, Solver, flow_matching_loss, guided_velocity, solve_ode
 from icml26.scldm.dit import DiT, DiTConfig
 from icml26.scldm.likelihood import sample_negative_binomial
-from icml26.scldm.training import EMA, OptimConfig, run_training
+from icml26.scldm.training import EMA, OptimConfig, PlateauRule, run_training
 from icml26.shared import numpy_rng, torch_generator
 
 log = logging.getLogger(__name__)
@@ -58,10 +66,21 @@ class TrainingConfig:
     batch 128, 100 epochs. Stage B: AdamW(5e-4), WSD with cosine decay, batch 128,
     EMA 0.9999 every 10 steps after step 10k. ``diffusion_steps`` overrides
     ``diffusion_epochs`` when set.
+
+    ``autoencoder_max_steps`` switches stage A to a convergence rule
+    (:class:`~icml26.scldm.training.PlateauRule`): train until the mean reconstruction
+    NLL of the training batches over a window (``autoencoder_window`` steps, default one
+    epoch) has not improved by a relative ``autoencoder_min_delta`` for
+    ``autoencoder_patience`` windows, then run the schedule's decay; at most
+    ``autoencoder_max_steps`` steps (``autoencoder_epochs`` is then unused).
     """
 
     autoencoder_epochs: int = 100
     autoencoder_batch_size: int = 128
+    autoencoder_max_steps: int | None = None
+    autoencoder_patience: int = 3
+    autoencoder_min_delta: float = 1e-2
+    autoencoder_window: int | None = None
     autoencoder_optim: OptimConfig = field(
         default_factory=lambda: OptimConfig(lr=1e-3, betas=(0.9, 0.95), decay="sqrt")
     )
@@ -79,8 +98,12 @@ class TrainingConfig:
         for name in ("autoencoder_epochs", "autoencoder_batch_size", "diffusion_epochs"):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be positive, got {getattr(self, name)}")
-        if self.diffusion_steps is not None and self.diffusion_steps < 1:
-            raise ValueError(f"diffusion_steps must be positive, got {self.diffusion_steps}")
+        for name in ("diffusion_steps", "autoencoder_max_steps", "autoencoder_window"):
+            value = getattr(self, name)
+            if value is not None and value < 1:
+                raise ValueError(f"{name} must be positive, got {value}")
+        if self.autoencoder_patience < 1 or not self.autoencoder_min_delta >= 0:
+            raise ValueError("autoencoder_patience must be positive and autoencoder_min_delta >= 0")
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> TrainingConfig:
@@ -174,8 +197,10 @@ class ScLDM:
         return self
 
     def fit_autoencoder(self, adata: Any, *, layer: str | None = None, seed: int = 0) -> ScLDM:
-        """Stage A: the MCAB autoencoder on the NB likelihood (+ KL when variational)."""
-        counts = counts_matrix(adata, layer)
+        """Stage A: the MCAB autoencoder on the NB likelihood (+ KL when variational).
+
+        Sparse counts stay sparse: each mini-batch of rows is densified on its own."""
+        counts = counts_matrix(adata, layer, keep_sparse=True)
         names = [str(g) for g in adata.var_names]
         if len(set(names)) != len(names):
             raise ValueError("adata.var_names must be unique (call adata.var_names_make_unique())")
@@ -186,22 +211,36 @@ class ScLDM:
             ae = MCABAutoencoder(len(names), self.autoencoder_config).to(self.device)
         gene_ids = self._gene_ids()
         batch = cfg.autoencoder_batch_size
-        steps = cfg.autoencoder_epochs * max(len(counts) // batch, 1)
+        per_epoch = max(counts.shape[0] // batch, 1)
+        rule = None
+        if cfg.autoencoder_max_steps is not None:  # convergence rule, with a step cap
+            steps = cfg.autoencoder_max_steps
+            rule = PlateauRule(
+                cfg.autoencoder_window or per_epoch,
+                patience=cfg.autoencoder_patience,
+                min_delta=cfg.autoencoder_min_delta,
+            )
+        else:
+            steps = cfg.autoencoder_epochs * per_epoch
 
         def step_loss(model, data, gen):
-            return model(data[0], gene_ids, gen)["loss"]
+            out = model(data[0], gene_ids, gen)
+            return out["loss"], out["nll"]  # the rule watches the reconstruction NLL
 
         self.history["autoencoder"] = run_training(
             ae,
             step_loss,
-            [torch.from_numpy(counts)],
+            [RowBatches(counts)],
             steps=steps,
             batch_size=batch,
             optim=cfg.autoencoder_optim,
             device=self.device,
             seed=seed,
+            stop_rule=rule,
             desc="scLDM autoencoder",
         )
+        if rule is not None:
+            self.history["autoencoder_plateau"] = rule.history
         self.autoencoder = ae.to(self.device).eval().requires_grad_(False)
         self.dit = self.ema = None
         return self
@@ -218,11 +257,13 @@ class ScLDM:
         self._require("autoencoder")
         if isinstance(condition_keys, str):
             condition_keys = (condition_keys,)
-        counts = counts_matrix(adata, layer)
+        counts = counts_matrix(adata, layer, keep_sparse=True)
         self._check_genes(adata)
         self.vocabulary = ConditionVocabulary.from_obs(adata.obs, condition_keys)
         codes = self.vocabulary.encode_obs(adata.obs)
-        self.library_model = LibrarySizeModel.fit(counts.sum(1), codes, self.vocabulary.keys)
+        self.library_model = LibrarySizeModel.fit(
+            library_sizes(counts), codes, self.vocabulary.keys
+        )
         mean, logvar = self._encode_counts(counts, list(adata.var_names))
         cfg = self.training_config
         m, d = self.autoencoder.latent_shape
@@ -242,7 +283,7 @@ class ScLDM:
             update_after_step=cfg.ema_update_after_step,
         )
         batch = cfg.diffusion_batch_size
-        steps = cfg.diffusion_steps or cfg.diffusion_epochs * max(len(counts) // batch, 1)
+        steps = cfg.diffusion_steps or cfg.diffusion_epochs * max(counts.shape[0] // batch, 1)
         keys = self.vocabulary.keys
         tensors = [mean, torch.from_numpy(codes)]
         if logvar is not None:
@@ -296,14 +337,16 @@ class ScLDM:
     # -- encoding -------------------------------------------------------------------------
     @torch.no_grad()
     def _encode_counts(
-        self, counts: np.ndarray, var_names: Sequence[str], batch_size: int = 512
+        self, counts: Any, var_names: Sequence[str], batch_size: int = 512
     ) -> tuple[torch.Tensor, torch.Tensor | None]:
-        """Latent mean (and log-variance) of every cell, on the CPU: (n, m, D)."""
+        """Latent mean (and log-variance) of every cell (dense or CSR counts, densified
+        ``batch_size`` rows at a time), on the CPU: (n, m, D)."""
         self._require("autoencoder")
         gene_ids = self._gene_ids(var_names)
         means, logvars = [], []
-        for start in range(0, len(counts), batch_size):
-            x = torch.from_numpy(counts[start : start + batch_size]).to(self.device)
+        for start in range(0, counts.shape[0], batch_size):
+            rows = slice(start, start + batch_size)
+            x = torch.from_numpy(dense_rows(counts, rows)).to(self.device)
             mean, logvar = self.autoencoder.encode(x, gene_ids)
             means.append(mean.cpu())
             if logvar is not None:
@@ -329,7 +372,7 @@ class ScLDM:
         self._require("autoencoder")
         if not key_added or not isinstance(key_added, str):
             raise ValueError(f"key_added must be a non-empty string, got {key_added!r}")
-        counts = counts_matrix(adata, layer)
+        counts = counts_matrix(adata, layer, keep_sparse=True)
         mean, _ = self._encode_counts(counts, [str(g) for g in adata.var_names], batch_size)
         target = adata.copy() if copy else adata
         target.obsm[key_added] = mean.flatten(1).numpy()
@@ -511,10 +554,10 @@ class ScLDM:
         import anndata as ad
 
         self._require("autoencoder")
-        counts = counts_matrix(adata, layer)
+        counts = counts_matrix(adata, layer, keep_sparse=True)
         self._check_genes(adata)
         mean, _ = self._encode_counts(counts, self.var_names)
-        x = self.decode_latents(mean, counts.sum(1), seed=seed)
+        x = self.decode_latents(mean, library_sizes(counts), seed=seed)
         return ad.AnnData(X=x, obs=adata.obs.copy(), var=adata.var.copy())
 
     # -- persistence ----------------------------------------------------------------------

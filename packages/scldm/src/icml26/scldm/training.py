@@ -90,6 +90,36 @@ class EMA:
             p.lerp_(src[name], 1 - self.beta)
 
 
+class PlateauRule:
+    """Convergence rule: stop when the mean training loss over a window of steps has not
+    improved by a relative ``min_delta`` for ``patience`` windows in a row.
+
+    :meth:`observe` takes one window's mean loss (all processes' mean, so every process
+    decides alike) and returns whether training has converged. ``history`` keeps the
+    window means.
+    """
+
+    def __init__(self, window: int, *, patience: int = 5, min_delta: float = 1e-3):
+        if window < 1 or patience < 1:
+            raise ValueError(f"window and patience must be positive, got {window}, {patience}")
+        if not min_delta >= 0:
+            raise ValueError(f"min_delta must be >= 0, got {min_delta}")
+        self.window, self.patience, self.min_delta = window, patience, min_delta
+        self.best = math.inf
+        self.bad = 0
+        self.history: list[float] = []
+
+    def observe(self, window_mean: float) -> bool:
+        self.history.append(float(window_mean))
+        if not math.isfinite(self.best) or window_mean < self.best - self.min_delta * abs(
+            self.best
+        ):
+            self.best, self.bad = float(window_mean), 0
+        else:
+            self.bad += 1
+        return self.bad >= self.patience
+
+
 @dataclass(frozen=True)
 class OptimConfig:
     """AdamW + WSD schedule + gradient clipping for one training stage."""
@@ -128,13 +158,19 @@ def run_training(
     device: torch.device,
     seed: int,
     ema: EMA | None = None,
+    stop_rule: PlateauRule | None = None,
     desc: str = "training",
 ) -> list[float]:
     """Minimise ``step_loss(model, batch, generator)`` for ``steps`` optimiser steps.
 
     ``tensors`` are row-aligned data kept on the CPU; each step draws ``batch_size``
-    rows per process without replacement (epochs are reshuffled). Returns the loss of
-    every step of this process.
+    rows per process without replacement (epochs are reshuffled). ``step_loss`` returns
+    the loss, or ``(loss, monitored)`` where ``monitored`` is what ``stop_rule`` watches.
+
+    With a ``stop_rule``, ``steps`` is a cap: once the rule sees a plateau (after the
+    warmup) the stable phase of the warmup–stable–decay schedule ends and its decay runs
+    over ``decay_fraction`` of the steps taken so far, then training stops. Returns the
+    loss of every step of this process.
     """
     if steps < 1:
         raise ValueError(f"steps must be positive, got {steps}")
@@ -156,7 +192,21 @@ def run_training(
         decay=optim.decay,
         final_lr_factor=optim.final_lr_factor,
     )
-    scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, factor)
+    warmup_steps = int(optim.warmup_fraction * steps)
+    # early decay, once the stop rule fires: [start step, number of decay steps]
+    early: list[int] = []
+
+    def lr_factor(step: int) -> float:
+        if not early:
+            return factor(step)
+        start, n_anneal = early
+        p = min((step - start) / n_anneal, 1.0)
+        low = optim.final_lr_factor
+        if optim.decay == "cosine":
+            return low + (1 - low) * 0.5 * (1 + math.cos(math.pi * p))
+        return low + (1 - low) * (1 - math.sqrt(p))
+
+    scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, lr_factor)
     prepared, optimizer, scheduler = accelerator.prepare(model, optimizer, scheduler)
     dev = accelerator.device
     order_gen = torch.Generator().manual_seed(seed)  # identical on every process
@@ -167,7 +217,12 @@ def run_training(
     prepared.train()
     bar = progress(range(steps), desc=desc, leave=False)
     perm = None
+    window: list[torch.Tensor] = []
+    n_hold = steps - int(optim.decay_fraction * steps)
+    stop_at = steps
     for step in bar:
+        if step >= stop_at:
+            break
         i = step % per_epoch
         if i == 0:
             perm = torch.randperm(n, generator=order_gen)
@@ -175,6 +230,7 @@ def run_training(
         idx = perm[start : start + batch]
         data = tuple(t[idx].to(dev, non_blocking=True) for t in tensors)
         loss = step_loss(prepared, data, noise_gen)
+        loss, monitored = loss if isinstance(loss, tuple) else (loss, loss)
         if not torch.isfinite(loss):
             raise FloatingPointError(f"{desc}: non-finite loss at step {step}")
         optimizer.zero_grad(set_to_none=True)
@@ -186,9 +242,20 @@ def run_training(
         if ema is not None:
             ema.update(accelerator.unwrap_model(prepared), step + 1)
         losses.append(float(loss.detach()))
+        if stop_rule is not None and not early:
+            window.append(monitored.detach())
+            if len(window) == stop_rule.window:
+                mean = accelerator.reduce(torch.stack(window).mean(), reduction="mean")
+                window = []
+                converged = stop_rule.observe(float(mean))
+                if converged and warmup_steps <= step + 1 < n_hold:
+                    n_anneal = max(int(optim.decay_fraction * (step + 1)), 1)
+                    early[:] = [step + 1, n_anneal]
+                    stop_at = step + 1 + n_anneal
+                    log.info("%s: plateau at step %d, decaying for %d", desc, step + 1, n_anneal)
         if step % 50 == 0:
             bar.set_postfix(loss=f"{losses[-1]:.4g}")
-    log.info("%s: %d steps, final loss %.4g", desc, steps, losses[-1])
+    log.info("%s: %d steps, final loss %.4g", desc, len(losses), losses[-1])
     prepared.eval()
     accelerator.wait_for_everyone()
     return losses
