@@ -8,15 +8,13 @@ import subprocess
 import sys
 from pathlib import Path
 
+from icml26.shared.readme import quickstart_code
+
 README = Path(__file__).resolve().parents[1] / "README.md"
 
 
 def quickstart() -> str:
-    text = README.read_text(encoding="utf-8")
-    section = text.split("## Quickstart", 1)[1]
-    match = re.search(r"```python\n(.*?)```", section, flags=re.S)
-    assert match, "the README has no Python quickstart block"
-    return match.group(1)
+    return quickstart_code(README)
 
 
 def test_quickstart_runs_and_prints_the_stated_numbers(tmp_path):

@@ -10,13 +10,13 @@ from pathlib import Path
 
 import pytest
 
+from icml26.shared.readme import quickstart_code
+
 README = Path(__file__).resolve().parents[1] / "README.md"
 
 
 def _quickstart() -> str:
-    text = README.read_text()
-    section = text[text.index("## Quickstart") :]
-    return re.search(r"```python\n(.*?)```", section, re.S).group(1)
+    return quickstart_code(README)
 
 
 def _numbers(line: str) -> list[float]:

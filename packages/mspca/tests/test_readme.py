@@ -1,20 +1,19 @@
 """The README's quickstart runs as written and prints what it says."""
 
 import os
-import re
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
+from icml26.shared.readme import quickstart_code
+
 README = Path(__file__).resolve().parents[1] / "README.md"
 
 
 def _quickstart() -> str:
-    text = README.read_text()
-    section = text[text.index("## Quickstart") :]
-    return re.search(r"```python\n(.*?)```", section, re.S).group(1)
+    return quickstart_code(README)
 
 
 @pytest.mark.slow  # two compilations: about 20 s alone, minutes on a loaded machine

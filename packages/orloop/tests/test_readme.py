@@ -8,13 +8,13 @@ from pathlib import Path
 
 import pytest
 
+from icml26.shared.readme import quickstart_code
+
 README = Path(__file__).parents[1] / "README.md"
 
 
 def quickstart() -> str:
-    text = README.read_text()
-    section = text.split("## Quickstart", 1)[1]
-    return re.search(r"```python\n(.*?)```", section, re.S).group(1)
+    return quickstart_code(README)
 
 
 @pytest.mark.slow  # about 4 s of CPU, but over 15 s of wall time on a loaded 2-core machine

@@ -3,22 +3,19 @@
 from __future__ import annotations
 
 import os
-import re
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
+from icml26.shared.readme import quickstart_code
+
 README = Path(__file__).resolve().parents[1] / "README.md"
 
 
 def quickstart() -> str:
-    text = README.read_text()
-    section = text.split("## Quickstart", 1)[1]
-    match = re.search(r"```python\n(.*?)```", section, re.S)
-    assert match, "no Python block under ## Quickstart"
-    return match.group(1)
+    return quickstart_code(README)
 
 
 @pytest.mark.slow  # a fresh interpreter imports torch, anndata and scanpy: ~25 s here

@@ -12,12 +12,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from icml26.shared.readme import quickstart_code
+
 README = Path(__file__).parents[1] / "README.md"
 
 
 def _quickstart() -> str:
-    blocks = re.findall(r"```python\n(.*?)```", README.read_text(), re.S)
-    return blocks[0]
+    return quickstart_code(README)
 
 
 def _arrays(line: str) -> list[np.ndarray]:

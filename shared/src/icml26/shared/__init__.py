@@ -20,6 +20,7 @@ from icml26.shared.figures import (
 )
 from icml26.shared.hygiene import quiet_dependencies
 from icml26.shared.progress import is_quiet, progress
+from icml26.shared.readme import quickstart_code
 from icml26.shared.registry import (
     BrokenPaper,
     Headline,
@@ -61,6 +62,7 @@ __all__ = [
     "new_figure",
     "numpy_rng",
     "progress",
+    "quickstart_code",
     "quiet_dependencies",
     "rank",
     "reproduce",
