@@ -273,7 +273,7 @@ def _check_writable(root: str | None) -> Path:
     return path
 
 
-def _run(paper: Paper, args: argparse.Namespace) -> object:
+def _run(paper: Paper, args: argparse.Namespace) -> Report:
     """One reproduction with progress lines; a crash becomes :class:`PaperCrashed`."""
     reporter = (
         None
