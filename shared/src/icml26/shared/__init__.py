@@ -3,8 +3,8 @@
 - the paper registry (:class:`Paper`, :func:`discover`) and the ``icml26`` command;
 - reports (:class:`Report`, :class:`Row`, :class:`Stat`, :class:`Check`) and the
   runner :func:`reproduce`;
-- explicit seeding, torch thread limits, shared metrics and datasets, progress bars
-  and figures (mean ± sd error bars, captions);
+- explicit seeding, torch thread limits, a convergence rule (:class:`Plateau`),
+  shared metrics and datasets, progress bars and figures (mean ± sd error bars, captions);
 - output hygiene (:func:`quiet_dependencies`) and one writer under a launcher
   (:func:`is_main_process`, :func:`barrier`).
 """
@@ -33,6 +33,7 @@ from icml26.shared.registry import (
 from icml26.shared.reproduction import Summary, reproduce, results_dir, summarize
 from icml26.shared.results import SCHEMA_VERSION, Check, Environment, Report, Row, Stat
 from icml26.shared.seeding import derive_seed, jax_key, numpy_rng, seed_everything, torch_generator
+from icml26.shared.stopping import Plateau
 from icml26.shared.threads import torch_threads
 
 __all__ = [
@@ -43,6 +44,7 @@ __all__ = [
     "FigurePath",
     "Headline",
     "Paper",
+    "Plateau",
     "Registry",
     "Report",
     "Row",
@@ -76,4 +78,4 @@ __all__ = [
     "world_size",
 ]
 
-__version__ = "0.2.0"
+__version__ = "0.2.1"
