@@ -55,3 +55,12 @@ def test_paper_validates_its_fields():
 def test_unknown_preset_names_the_presets():
     with pytest.raises(UnknownPreset, match="presets: smoke, paper"):
         _paper().preset("large")
+
+
+def test_headline_ignore_takes_exact_names_and_patterns():
+    from icml26.shared import Headline
+
+    head = Headline("z", ignore=("oracle", "fine-tune *", "[x]"))
+    assert head.ignores("oracle") and head.ignores("fine-tune official @2e-05")
+    assert head.ignores("[x]")  # an exact name wins even where it reads as a pattern
+    assert not head.ignores("clean") and not head.ignores("oracle ceiling")

@@ -15,6 +15,7 @@ then calls ``main(argv)`` with the remaining arguments.
 
 from __future__ import annotations
 
+import fnmatch
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -39,13 +40,18 @@ class Headline:
 
     ``group`` picks one setting of the table (None averages over the settings
     where the method appears); ``ignore`` names rows that are not baselines
-    (the paper's own variants, oracles, upper bounds).
+    (the paper's own variants, oracles, upper bounds, the method under attack), as
+    exact names or shell-style patterns (``"fine-tune *"``).
     """
 
     metric: str
     higher_is_better: bool = True
     group: str | None = None
     ignore: tuple[str, ...] = ()
+
+    def ignores(self, method: str) -> bool:
+        """True when ``method`` is not a baseline for the headline comparison."""
+        return any(method == pat or fnmatch.fnmatchcase(method, pat) for pat in self.ignore)
 
 
 @dataclass(frozen=True)

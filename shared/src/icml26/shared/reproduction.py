@@ -179,7 +179,7 @@ def summarize(paper: Paper, report: Report) -> Summary:
     others = {
         m: s
         for m in report.methods
-        if m != paper.method and m not in head.ignore and (s := score(m)) is not None
+        if m != paper.method and not head.ignores(m) and (s := score(m)) is not None
     }
     best_name = None
     if others:
