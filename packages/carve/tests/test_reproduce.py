@@ -1,7 +1,7 @@
 """The reproduction: a reduced preset through the same code, and the smoke run (slow).
 
-Measured smoke result (3 seeds, MiniLM; README): CARvE 69.5 D-Acc vs random replay 68.8
-and dense zero-shot 77.1, D-FGT ratio 0.97, so the claim does NOT hold. The tests assert
+Measured smoke result (3 seeds, MiniLM; README): CARvE 70.2 D-Acc vs random replay 68.8
+and dense zero-shot 77.1, D-FGT ratio 0.94, so the claim does NOT hold. The tests assert
 what is true and meaningful: every check is computed from the merged numbers, the hub
 induces forgetting, and replay forgets less than sequential FT.
 """

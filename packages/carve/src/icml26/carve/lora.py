@@ -116,7 +116,11 @@ class TransformerBackbone(nn.Module):
 
             config = LoraConfig(r=r, lora_alpha=alpha, lora_dropout=dropout,
                                 target_modules=list(targets), bias="none")  # fmt: skip
-            self.model = get_peft_model(model, config)
+            import warnings
+
+            with warnings.catch_warnings():  # peft probes a deprecated transformers attribute
+                warnings.simplefilter("ignore", FutureWarning)
+                self.model = get_peft_model(model, config)
             self.n_lora = sum(1 for n, _ in self.model.named_modules() if n.endswith(".lora_A"))
         else:
             self.model = model
@@ -216,10 +220,6 @@ def make_backbone(
             raise ValueError(f"unknown backbone {name!r}; choose 'minilm' or 'tiny'")
         if getattr(model, "pooler", None) is not None:
             model.pooler = None  # an unused head would hold LoRA weights without gradients
-        import warnings
-
-        with warnings.catch_warnings():  # peft probes a deprecated transformers attribute
-            warnings.simplefilter("ignore", FutureWarning)
-            return TransformerBackbone(model, tokenizer, pooling="mean", targets=BERT_TARGETS,
-                                       r=r, alpha=alpha, dropout=dropout,
-                                       max_length=max_length, lora=lora)  # fmt: skip
+        return TransformerBackbone(model, tokenizer, pooling="mean", targets=BERT_TARGETS,
+                                   r=r, alpha=alpha, dropout=dropout, max_length=max_length,
+                                   lora=lora)  # fmt: skip
