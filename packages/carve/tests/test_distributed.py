@@ -89,4 +89,4 @@ def test_torchrun_two_cpu_processes_train_one_router_and_write_one_report(tmp_pa
     report = json.loads((out / "carve" / "smoke" / "report.json").read_text())
     assert report["seeds"] == [0]
     assert proc.stdout.count("written to ") == 1, proc.stdout
-    assert proc.stdout.count("| CARvE 10%") == 1, proc.stdout
+    assert proc.stdout.count("| final | CARvE 10% |") == 1, proc.stdout

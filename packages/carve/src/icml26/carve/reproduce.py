@@ -11,7 +11,9 @@ trained on the same features with the same budget and convergence rule. Rows:
 
 ``smoke`` is the CPU scale (4 x ~48 simulated models); ``cmrbench`` the official files
 (``icml26 carve reproduce --data DIR``); ``paper`` the paper's scale on a simulated hub
-(4 x ~500 models, K = 64, official learning rates; meant for a GPU). Method rows include
+(4 x ~500 models, K = 64, official learning rates, MiniLM fine-tuned with LoRA as the
+query tower; meant for a GPU). Under ``torchrun`` / ``accelerate launch`` every rank
+trains on its shard and rank 0 alone writes (``icml26.shared``). Method rows include
 the ablations CARvE without anchors, with a random buffer, and with one phase.
 """
 
