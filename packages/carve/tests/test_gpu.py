@@ -32,3 +32,23 @@ def test_training_step_and_routing_on_cuda(cuda, tiny_hub, tiny_features, fast_t
     with torch.no_grad():
         scores = learner.router.scores(xs_test[0], learner.router.num_models).cpu().numpy()
     np.testing.assert_array_equal(pred, scores.argmax(1))
+
+
+def test_lora_backbone_trains_and_routes_on_cuda(cuda, tiny_hub, fast_train):
+    """The paper preset's tower (peft LoRA inside the router) at tiny size on CUDA."""
+    pytest.importorskip("transformers")
+    from icml26.carve.lora import make_backbone
+
+    tower = make_backbone("tiny", seed=0, max_length=16)
+    xs = [tower.tokenize(e.train.texts) for e in tiny_hub.experiences[:2]]
+    learner = ContinualRouter(tiny_hub, xs[0].shape[1], train=fast_train, strategy=CARVE,
+                              seed=0, device=cuda, backbone=tower)  # fmt: skip
+    before = {n: p.detach().cpu().clone() for n, p in learner.router.named_parameters()
+              if "lora_B" in n or "lora_b" in n}  # fmt: skip
+    learner.learn(0, xs[0])
+    learner.learn(1, xs[1])
+    after = dict(learner.router.named_parameters())
+    assert any(not torch.equal(after[n].detach().cpu(), v) for n, v in before.items())
+    assert after["projection.weight"].device.type == "cuda"
+    pred = learner.router.predict(xs[1])
+    assert pred.shape == (len(xs[1]),) and pred.max() < learner.router.num_models

@@ -40,6 +40,24 @@ def test_router_on_a_lora_transformer_backbone():
     assert logits.shape == (5, 3)
     logits[:, 0].sum().backward()
     grads = {n for n, p in router.named_parameters() if p.grad is not None}
-    assert "projection.weight" in grads and any("lora_a" in n for n in grads)
+    assert "projection.weight" in grads and any("lora_a" in n.lower() for n in grads)
     assert not any(n.endswith("query.base.weight") for n in grads)
     assert set(router.predict(x)) <= {0, 1, 2}
+
+
+def test_builtin_and_peft_lora_agree_on_the_trainable_set():
+    transformers = pytest.importorskip("transformers")
+    pytest.importorskip("peft")
+    cfg = transformers.BertConfig(vocab_size=40, hidden_size=16, num_hidden_layers=1,
+                                  num_attention_heads=2, intermediate_size=32)  # fmt: skip
+    sizes = {}
+    for kind in ("peft", "builtin"):
+        torch.manual_seed(0)
+        bert = transformers.BertModel(cfg, add_pooling_layer=False)
+        tower = TransformerBackbone(bert, None, targets=("query", "value"), r=4, max_length=6,
+                                    lora=kind)  # fmt: skip
+        assert tower.lora == kind and tower.n_lora == 2
+        sizes[kind] = sum(p.numel() for p in tower.parameters() if p.requires_grad)
+    assert sizes["peft"] == sizes["builtin"] == 2 * 2 * 4 * 16  # A (4x16) and B (16x4) twice
+    with pytest.raises(ValueError, match="lora must be"):
+        TransformerBackbone(transformers.BertModel(cfg), None, targets=("query",), lora="qlora")

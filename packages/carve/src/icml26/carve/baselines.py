@@ -26,7 +26,8 @@ comparison isolates the continual-learning strategy (brief, "Baselines"):
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import logging
+from collections.abc import Callable, Sequence
 
 import numpy as np
 import torch
@@ -85,6 +86,7 @@ class BM25Retrieval:
         """Best card per query, or ``NO_ROUTE`` (-1) when no query term is in any card."""
         import bm25s
 
+        logging.getLogger("bm25s").setLevel(logging.WARNING)  # its index-building lines
         if isinstance(queries, str):
             raise TypeError("queries must be a sequence of strings, not a single string")
         queries = list(queries)
@@ -159,21 +161,26 @@ def ties_merge_stream(
     seed: int,
     density: float = 0.5,
     device: str | torch.device | None = None,
+    backbone_factory: Callable[[], torch.nn.Module] | None = None,
 ) -> AccuracyMatrix:
-    """Per-experience routers merged with TIES after each experience (see module doc)."""
+    """Per-experience routers merged with TIES after each experience (see module doc).
+
+    With ``backbone_factory`` (a LoRA query tower, the same initial weights per call) the
+    merged deltas are the LoRA adapters', as in the paper's TIES row."""
+    make = backbone_factory or (lambda: None)
     input_dim = xs_train[0].shape[1]
     acc = AccuracyMatrix(len(hub.experiences))
     strategy = Strategy("TIES merge", replay=None, two_phase=False)
     shared = ("adapter", "projection")
     base_learner = ContinualRouter(hub, input_dim, train=train, strategy=strategy, seed=seed,
-                                   device=device)  # fmt: skip
+                                   device=device, backbone=make())  # fmt: skip
     base = {k: v.detach().clone() for k, v in base_learner.router.state_dict().items()
             if k.startswith(shared)}  # fmt: skip
     tuned: list[dict[str, torch.Tensor]] = []
     rows: list[torch.Tensor] = []
     for t in range(len(hub.experiences)):
         learner = ContinualRouter(hub, input_dim, train=train, strategy=strategy, seed=seed,
-                                  device=device)  # fmt: skip
+                                  device=device, backbone=make())  # fmt: skip
         learner.register_until(hub.n_registered(t - 1) if t else 0)
         learner.experiences_seen = t
         learner.learn(t, xs_train[t])

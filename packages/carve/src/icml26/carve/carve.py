@@ -18,8 +18,10 @@ For each experience E_t the learner
 Stopping (house rule, reconstructed; the official run uses 5 fixed epochs): with
 ``max_epochs`` set, an experience trains for at least ``epochs`` epochs, then until the
 mean training loss of an epoch (routing loss, phase 2 only) has not improved on the
-best by a relative ``tol`` for ``patience`` epochs, or ``max_epochs`` is reached. The
-linear learning-rate schedule runs over the ``max_epochs`` horizon.
+best by a relative ``tol`` for ``patience`` epochs (:class:`icml26.shared.Plateau`, one
+value per epoch, the loss averaged over every process), or ``max_epochs`` is reached;
+``history[i]["stopping"]`` is the rule's summary. The linear learning-rate schedule
+runs over the ``max_epochs`` horizon.
 
 The same learner, with parts switched off, gives the baselines that isolate the
 continual-learning strategy (``baselines.py``): sequential fine-tuning, random replay,
@@ -49,7 +51,7 @@ from icml26.carve.hub import Hub
 from icml26.carve.metrics import AccuracyMatrix, routing_accuracy
 from icml26.carve.replay import coreset_replay, random_replay
 from icml26.carve.router import CarveRouter, check_features, default_device
-from icml26.shared import derive_seed, numpy_rng, torch_generator
+from icml26.shared import Plateau, derive_seed, numpy_rng, torch_generator
 
 log = logging.getLogger(__name__)
 
@@ -429,7 +431,7 @@ class ContinualRouter:
         per_epoch = len(loader)
         cap = c.max_epochs if c.max_epochs is not None else c.epochs
         total = cap * per_epoch  # schedule horizon
-        phase1_steps = int(s.phase1_fraction * c.epochs * per_epoch) if two_phase else 0
+        phase1_steps = int(s.phase1_fraction * cap * per_epoch) if two_phase else 0
         miner = HardNegativeMiner(
             self.hub.n_registered(len(self.hub.experiences) - 1), c.hard_pool, device=dev
         )
@@ -442,7 +444,9 @@ class ContinualRouter:
             neighbors = torch.as_tensor(nb, device=dev)
         self._slots = [0, 0]
         losses: list[float] = []
-        best, stale, epochs_run, step = float("inf"), 0, 0, 0
+        # house convergence rule on the epoch's mean phase-2 training loss (all ranks)
+        rule = Plateau(window=1, patience=c.patience, min_delta=c.tol, cap=cap)
+        epochs_run, step = 0, 0
         for epoch in range(cap):
             epoch_loss, epoch_batches = 0.0, 0
             for batch in loader:
@@ -483,15 +487,18 @@ class ContinualRouter:
                 optimizer.step()
                 step += 1
             epochs_run = epoch + 1
-            if epoch_batches == 0:
+            # every rank judges the same number: the mean loss over all ranks' batches
+            totals = accelerator.reduce(
+                torch.tensor([epoch_loss, float(epoch_batches)], device=dev), reduction="sum"
+            )
+            if float(totals[1]) == 0:
                 continue  # still in phase 1: nothing to judge convergence on
-            losses.append(epoch_loss / epoch_batches)
-            if losses[-1] < best * (1.0 - c.tol):
-                best, stale = losses[-1], 0
-            else:
-                stale += 1
-            if c.max_epochs is not None and epochs_run >= c.epochs and stale >= c.patience:
+            losses.append(float(totals[0] / totals[1]))
+            rule.update(losses[-1])
+            if c.max_epochs is not None and epochs_run >= c.epochs and rule.stopped:
                 break
+        if not rule.stopped or (rule.reason == "plateau" and c.max_epochs is None):
+            rule.reason = "cap"  # ran its whole epoch budget
         self.router = accelerator.unwrap_model(model)
         self.router.invalidate_cache()
         self.train_seconds += time.perf_counter() - start
@@ -499,7 +506,8 @@ class ContinualRouter:
         hard_share = self._slots[0] / max(1, self._slots[1])
         self.history.append({"experience": self.experiences_seen, "epochs": epochs_run,
                              "steps": step, "losses": losses, "hard_share": hard_share,
-                             "mined_models": miner.coverage})  # fmt: skip
+                             "mined_models": miner.coverage, "stopping": rule.summary(),
+                             "world_size": accelerator.num_processes})  # fmt: skip
         log.info("%s: %d epochs, %d steps on %d examples (%d models), hard share %.2f",
                  s.name, epochs_run, step, len(x), n_models, hard_share)  # fmt: skip
 

