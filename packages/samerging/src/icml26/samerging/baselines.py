@@ -13,9 +13,8 @@ floating tensor), the rest is the base's.
   then task arithmetic or TIES (Yu et al., 2024);
 * :func:`consensus_ta` — TALL masks ``|τ_t| ≥ λ_t |τ_MTL − τ_t|`` kept where at least
   ``k`` tasks agree, applied to the task-arithmetic vector (Wang et al., 2024);
-* :func:`wudi` — per linear layer, ``min_τ Σ_n ||(τ − τ_n) τ_nᵀ||² / ||τ_n||²`` started
-  from ``Σ τ_n`` (Cheng et al., 2025), solved in closed form (the limit of its gradient
-  descent: the solution nearest the start).
+* :func:`wudi` — per linear layer, Adam on ``Σ_n ||(τ − τ_n) τ_nᵀ||² / ||τ_n||²`` started
+  from ``Σ τ_n`` (Cheng et al., 2025).
 """
 
 from __future__ import annotations
@@ -87,7 +86,7 @@ def _unflatten(flat: Tensor, like: dict[str, Tensor], names: list[str]) -> dict[
 
 def ties_vector(flat: Tensor, density: float, merge: str = "mean") -> Tensor:
     """TIES on stacked flat task vectors ``(N, d)``: trim, elect, disjoint merge."""
-    n, d = flat.shape
+    _n, d = flat.shape
     k = d - int(d * density)
     kth = flat.abs().kthvalue(max(k, 1), dim=1, keepdim=True).values
     trimmed = flat * (flat.abs() >= kth)
@@ -157,25 +156,32 @@ def consensus_ta(
     return _apply(base_sd, names, out, scale)
 
 
-def wudi(base, experts: Sequence, *, ridge: float = 1e-8, keys=None) -> dict[str, Tensor]:
-    """WUDI-Merging, data-free: per 2-D weight solve ``τ M = Σ_n τ_n M_n`` with
-    ``M_n = τ_nᵀ τ_n / ||τ_n||²``, ``M = Σ M_n``, nearest to ``τ_0 = Σ τ_n`` (the limit of
-    the gradient descent WUDI runs from there). Other tensors: the mean task vector."""
+def wudi(
+    base, experts: Sequence, *, lr: float = 1e-5, steps: int = 300, keys=None
+) -> dict[str, Tensor]:
+    """WUDI-Merging, data-free: per 2-D weight, Adam (``lr``, ``steps``; the paper's 1e-5
+    and 300) on ``Σ_n ||(τ − τ_n) τ_nᵀ||² / ||τ_n||²`` from ``τ = Σ τ_n``; other tensors
+    (biases) take the sum of the task vectors, as task arithmetic with λ = 1."""
+    if steps < 0 or lr <= 0:
+        raise ValueError(f"need lr > 0 and steps >= 0, got lr={lr}, steps={steps}")
     base_sd, names, taus = _prepare(base, experts, keys)
     out = {}
     for k in names:
         ts = [t[k].to(torch.float64) for t in taus]
-        if ts[0].ndim != 2:
-            out[k] = sum(ts) / len(ts)
-            continue
-        ms = [t.T @ t / (t.pow(2).sum() + 1e-30) for t in ts]
-        m = sum(ms)
-        rhs = sum(t @ mi for t, mi in zip(ts, ms, strict=True))
         start = sum(ts)
-        # τ = τ_0 + (rhs − τ_0 M) M⁺ : the solution of τ M = rhs nearest to τ_0
-        evals, evecs = torch.linalg.eigh(m)
-        cut = evals.max() * 1e-10 + ridge
-        inv = torch.where(evals > cut, 1.0 / evals.clamp(min=cut), torch.zeros_like(evals))
-        pinv = (evecs * inv) @ evecs.T
-        out[k] = start + (rhs - start @ m) @ pinv
+        if ts[0].ndim != 2 or steps == 0:
+            out[k] = start
+            continue
+        # the loss's gradient is 2 (τ M − C), M = Σ w_n τ_nᵀ τ_n, C = Σ w_n τ_n τ_nᵀ τ_n
+        weights = [1.0 / (float(t.pow(2).sum()) + 1e-30) for t in ts]
+        gram = [t.T @ t for t in ts]
+        m = sum(w * g for w, g in zip(weights, gram, strict=True))
+        c = sum(w * t @ g for w, t, g in zip(weights, ts, gram, strict=True))
+        tau = start.clone().requires_grad_(True)
+        opt = torch.optim.Adam([tau], lr=lr)
+        for _ in range(steps):
+            with torch.no_grad():
+                tau.grad = 2 * (tau @ m - c)
+            opt.step()
+        out[k] = tau.detach()
     return _apply(base_sd, names, out, 1.0)

@@ -80,7 +80,9 @@ def check_experts(
                     f"{tuple(b.shape)}"
                 )
             if b.dtype != e.dtype:
-                raise ValueError(f"tensor {k!r}: expert {n} has dtype {e.dtype}, the base {b.dtype}")
+                raise ValueError(
+                    f"tensor {k!r}: expert {n} has dtype {e.dtype}, the base {b.dtype}"
+                )
 
 
 def merge_keys(base: Mapping[str, Tensor], keys: Sequence[str] | None = None) -> list[str]:
@@ -192,7 +194,7 @@ def sa_merge(
                 grads = connectivity_gradient(path, base_sd, tau, saliency=saliency)
             for k in names:
                 t64 = tau[k].to(torch.float64)
-                g = grads[k] if k in grads else t64
+                g = grads.get(k, t64)
                 s = g * star[k] if consensus else g.abs() * t64.abs()
                 masks[n][k] = topk_mask(s, masks[n][k], 1.0 - prune)
                 tau[k] = tau[k] * masks[n][k]

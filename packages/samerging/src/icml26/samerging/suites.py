@@ -20,6 +20,7 @@ training loss.
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -149,7 +150,7 @@ def init_backbone(widths=(64, 256, 256, 256, 64), *, seed: int = 0) -> dict[str,
     """``layers.{i}.weight/bias`` of an MLP backbone (PyTorch's Linear initialisation)."""
     g = torch_generator(seed, "backbone-init")
     state = {}
-    for i, (a, b) in enumerate(zip(widths[:-1], widths[1:], strict=True)):
+    for i, (a, b) in enumerate(itertools.pairwise(widths)):
         bound = 1 / math.sqrt(a)
         state[f"layers.{i}.weight"] = (torch.rand(b, a, generator=g) * 2 - 1) * bound
         state[f"layers.{i}.bias"] = (torch.rand(b, generator=g) * 2 - 1) * bound
@@ -224,9 +225,11 @@ def rescale_units(state: Mapping[str, Tensor], spread: float, *, seed: int = 0):
         return out
     layers = _layer_keys(state)
     rng = numpy_rng(seed, "unit-scales")
-    for p, nxt in zip(layers[:-1], layers[1:], strict=True):
+    for p, nxt in itertools.pairwise(layers):
         n = out[f"{p}.weight"].shape[0]
-        c = torch.tensor(np.exp(rng.uniform(-np.log(spread), np.log(spread), n)), dtype=torch.float32)
+        c = torch.tensor(
+            np.exp(rng.uniform(-np.log(spread), np.log(spread), n)), dtype=torch.float32
+        )
         out[f"{p}.weight"] *= c[:, None]
         out[f"{p}.bias"] *= c
         out[f"{nxt}.weight"] /= c[None, :]
@@ -247,7 +250,9 @@ def fit_head(
     g = torch_generator(seed, "head", task.name)
     w = torch.zeros(task.n_classes, feats.shape[1], requires_grad=True)
     b = torch.zeros(task.n_classes, requires_grad=True)
-    summary = _train([w, b], lambda idx: F.cross_entropy(F.linear(feats[idx], w, b), y[idx]), len(y), cfg, g)
+    summary = _train(
+        [w, b], lambda idx: F.cross_entropy(F.linear(feats[idx], w, b), y[idx]), len(y), cfg, g
+    )
     return Head(w.detach(), b.detach()), summary
 
 
@@ -282,8 +287,9 @@ def finetune_lora_expert(
     g = torch_generator(seed, "lora", task.name)
     targets = [f"{p}.weight" for p in _layer_keys(base)]
     a = {
-        k: (torch.randn(rank, base[k].shape[1], generator=g) / math.sqrt(base[k].shape[1]))
-        .requires_grad_(True)
+        k: (
+            torch.randn(rank, base[k].shape[1], generator=g) / math.sqrt(base[k].shape[1])
+        ).requires_grad_(True)
         for k in targets
     }
     b = {k: torch.zeros(base[k].shape[0], rank, requires_grad=True) for k in targets}
@@ -295,7 +301,9 @@ def finetune_lora_expert(
         return F.cross_entropy(head(backbone_features(state, x[idx])), y[idx])
 
     summary = _train([*a.values(), *b.values()], loss_fn, len(y), cfg, g)
-    return LoraAdapter({k: v.detach() for k, v in a.items()}, {k: v.detach() for k, v in b.items()}, s), summary
+    return LoraAdapter(
+        {k: v.detach() for k, v in a.items()}, {k: v.detach() for k, v in b.items()}, s
+    ), summary
 
 
 @torch.no_grad()
