@@ -183,7 +183,7 @@ def rank_saliency_merge(
                 gamma = (b * g_b).sum(0) / ad.scaling  # b_kᵀ G a_k
                 eta = torch.zeros_like(gamma)
                 for s_i, b_i, a_i in factors[k]:
-                    eta += s_i * ((b.T @ b_i) * (ad.A[k] @ a_i.T).T).sum(1)  # b_kᵀ ΔW_i a_k
+                    eta += s_i * ((b.T @ b_i) * (ad.A[k] @ a_i.T)).sum(1)  # b_kᵀ ΔW_i a_k
                 score = (gamma * eta).abs()
                 alive = ad.masks[k]
                 r_full = alive.numel()

@@ -84,7 +84,7 @@ class Config:
         default_factory=lambda: TrainConfig(lr=1e-3, batch_size=128, window=10, cap=300)
     )
     expert: TrainConfig = field(default_factory=lambda: TrainConfig(lr=1e-4, cap=400))
-    lora: TrainConfig = field(default_factory=lambda: TrainConfig(lr=1e-3, cap=400))
+    lora: TrainConfig = field(default_factory=lambda: TrainConfig(lr=2e-3, cap=200))
     lora_rank: int = 8
     iterations: int = 10
     prune: float = 0.2
