@@ -122,6 +122,7 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--minilm", action="store_true")
+    ap.add_argument("--minilm-experts", type=int, nargs="+", default=[2, 8])
     args = ap.parse_args()
     rows = []
     with quiet_dependencies(), torch_threads(1):
@@ -133,7 +134,7 @@ def main() -> None:
         for n in (2, 8):
             bench("Digits MLP", suite.base, suite.experts[:n], suite.path, args.repeats, rows)
         if args.minilm:
-            for n in (2, 8):
+            for n in args.minilm_experts:
                 b, ex, path = minilm_like(n)
                 bench("MiniLM-shaped (random)", b, ex, path, args.repeats, rows)
     keys = list(rows[0])

@@ -72,7 +72,9 @@ def task_arithmetic(base, experts: Sequence, *, scale: float = 0.3, keys=None):
 
 
 def _flatten(taus: list[dict[str, Tensor]], names: list[str]) -> Tensor:
-    return torch.stack([torch.cat([t[k].flatten().to(torch.float64) for k in names]) for t in taus])
+    # in the checkpoints' own dtype: float64 copies would double the time and memory
+    dtype = torch.promote_types(taus[0][names[0]].dtype, torch.float32)
+    return torch.stack([torch.cat([t[k].flatten().to(dtype) for k in names]) for t in taus])
 
 
 def _unflatten(flat: Tensor, like: dict[str, Tensor], names: list[str]) -> dict[str, Tensor]:
