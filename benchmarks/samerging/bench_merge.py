@@ -105,10 +105,10 @@ def bench(name, base, experts, path, repeats, rows):
     try:
         peer = lambda: fusion_bench_ties(base, experts)  # noqa: E731
         a, b = ours(), peer()
-        row["max |ours − fusion-bench|"] = max(float((a[k] - b[k]).abs().max()) for k in base)
+        row["max abs diff vs fusion-bench"] = max(float((a[k] - b[k]).abs().max()) for k in base)
         row["fusion-bench TIES s"] = best_time(peer, repeats)
     except ImportError:
-        row["max |ours − fusion-bench|"] = float("nan")
+        row["max abs diff vs fusion-bench"] = float("nan")
         row["fusion-bench TIES s"] = float("nan")
     row["our TIES s"] = best_time(ours, repeats)
     row["SA-Merging s"] = best_time(sa, max(1, repeats // 2))
