@@ -54,12 +54,49 @@ def one(config, seed: int) -> dict:
     return out
 
 
+def prune_check(config, seed: int, prunes) -> dict:
+    """SA-Merging and magnitude × consensus (T = 10, λ = 1 and λ on validation) per p."""
+    tasks, base, _ = _base(
+        config.widths, config.noise, config.data_seed, config.base_seed, config.pretrain
+    )
+    suite = _Suite(base, tasks, config, seed, config.unit_spread)
+    out = {}
+    for p in prunes:
+        for name, score in (("SA", "synflow"), ("mag×cons", "magnitude")):
+            merged = sa_merge(suite.base, suite.experts, path=suite.path, prune=p, score=score)
+            state = merged.state_dict
+            out[(p, name)] = (
+                suite.row("", "", state).metrics["accuracy"].mean,
+                suite.row("", "", suite.tuned(state)[1]).metrics["accuracy"].mean,
+            )
+    return out
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--seeds", type=int, nargs="+", default=[100, 101])
     ap.add_argument("--caps", type=int, nargs="+", default=[25, 50, 100, 200, 400])
     ap.add_argument("--out", type=Path, default=Path("results/samerging/budget"))
+    ap.add_argument(
+        "--prunes",
+        type=float,
+        nargs="*",
+        default=[],
+        help="instead: SA-Merging vs magnitude × consensus at these p (smoke cap)",
+    )
     args = ap.parse_args()
+    if args.prunes:
+        with quiet_dependencies(), torch_threads(1):
+            res = [prune_check(PRESETS["smoke"], s, args.prunes) for s in args.seeds]
+        print("| p | SA λ=1 | SA λ val | mag×cons λ=1 | mag×cons λ val |")
+        print("|---|---|---|---|---|")
+        for p in args.prunes:
+            cells = []
+            for name in ("SA", "mag×cons"):
+                for i in (0, 1):
+                    cells.append(f"{np.mean([r[(p, name)][i] for r in res]):.1f}")
+            print(f"| {p:g} | " + " | ".join(cells) + " |")
+        return
     args.out.mkdir(parents=True, exist_ok=True)
     rows = {}
     t0 = time.process_time()
