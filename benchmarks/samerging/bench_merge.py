@@ -1,0 +1,153 @@
+"""Merge cost and agreement: our TIES vs fusion-bench's, and SA-Merging vs TIES.
+
+Side by side in one process, on the same checkpoints:
+
+* Digits MLP — the smoke suite's base and experts (seed 0), N = 2 and 8;
+* MiniLM-shaped — a BERT encoder state dict of MiniLM-L6's shapes (hidden 384, 6 layers,
+  intermediate 1536; random weights, no download), experts = base + small random task
+  vectors; timing and memory only (``--minilm``).
+
+Reported: max |our TIES − fusion-bench TIES| over all tensors (same trim 20 %, disjoint
+mean, λ = 0.3), wall time as the best of ``--repeats`` runs and the ratio, and peak
+resident-memory growth of each merge measured in a forked child process. SA-Merging runs
+N × T = N × 10 autodiff passes of the path network, so its time is a slower regime by
+design; the ratio to TIES is what this measures. mergekit is not benchmarked: it merges
+Hugging Face model folders of decoder LLMs (its architecture registry), not these models.
+
+    python benchmarks/samerging/bench_merge.py [--minilm] [--repeats 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import io
+import multiprocessing as mp
+import resource
+import time
+
+import numpy as np
+import torch
+
+from icml26.samerging import BertPath, sa_merge, ties_merging
+from icml26.samerging.reproduce import PRESETS, _base, _Suite
+from icml26.shared import quiet_dependencies, torch_threads
+
+
+def fusion_bench_ties(base, experts, *, density=0.2, scale=0.3, merge="mean"):
+    from fusion_bench.method.ties_merging.ties_merging_utils import (
+        state_dict_to_vector,
+        ties_merging,
+        vector_to_state_dict,
+    )
+
+    flat = torch.stack([state_dict_to_vector({k: e[k] - base[k] for k in base}) for e in experts])
+    with contextlib.redirect_stdout(io.StringIO()):  # it prints its progress
+        merged = ties_merging(flat, reset_thresh=100 * density, merge_func=merge)
+    tv = vector_to_state_dict(merged, {k: v.clone() for k, v in base.items()})
+    return {k: base[k] + scale * tv[k] for k in base}
+
+
+def _child(fn, conn):
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    fn()
+    conn.send(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before)
+
+
+def peak_mib(fn) -> float:
+    """Peak RSS growth (MiB) of ``fn()`` in a forked child (Linux ``ru_maxrss`` in KiB)."""
+    ctx = mp.get_context("fork")
+    parent, child = ctx.Pipe()
+    proc = ctx.Process(target=_child, args=(fn, child))
+    proc.start()
+    grown = parent.recv()
+    proc.join()
+    return grown / 1024
+
+
+def best_time(fn, repeats: int) -> float:
+    times = []
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t0)
+    return min(times)
+
+
+def minilm_like(n_experts: int, seed: int = 0):
+    g = torch.Generator().manual_seed(seed)
+    h, inter, layers = 384, 1536, 6
+    base = {}
+    for i in range(layers):
+        p = f"encoder.layer.{i}."
+        for mod in ("attention.self.query", "attention.self.key", "attention.self.value",
+                    "attention.output.dense"):  # fmt: skip
+            base[p + mod + ".weight"] = 0.05 * torch.randn(h, h, generator=g)
+            base[p + mod + ".bias"] = 0.01 * torch.randn(h, generator=g)
+        base[p + "intermediate.dense.weight"] = 0.05 * torch.randn(inter, h, generator=g)
+        base[p + "intermediate.dense.bias"] = 0.01 * torch.randn(inter, generator=g)
+        base[p + "output.dense.weight"] = 0.05 * torch.randn(h, inter, generator=g)
+        base[p + "output.dense.bias"] = 0.01 * torch.randn(h, generator=g)
+        for ln in ("attention.output.LayerNorm", "output.LayerNorm"):
+            base[p + ln + ".weight"] = 1 + 0.1 * torch.randn(h, generator=g)
+            base[p + ln + ".bias"] = 0.01 * torch.randn(h, generator=g)
+    experts = [
+        {k: v + 1e-3 * torch.randn(v.shape, generator=g) for k, v in base.items()}
+        for _ in range(n_experts)
+    ]
+    return base, experts, BertPath(num_layers=layers)
+
+
+def bench(name, base, experts, path, repeats, rows):
+    ours = lambda: ties_merging(base, experts, density=0.2, scale=0.3)  # noqa: E731
+    sa = lambda: sa_merge(base, experts, path=path)  # noqa: E731
+    row = {"setting": name, "N": len(experts)}
+    try:
+        peer = lambda: fusion_bench_ties(base, experts)  # noqa: E731
+        a, b = ours(), peer()
+        row["max abs diff vs fusion-bench"] = max(float((a[k] - b[k]).abs().max()) for k in base)
+        row["fusion-bench TIES s"] = best_time(peer, repeats)
+    except ImportError:
+        row["max abs diff vs fusion-bench"] = float("nan")
+        row["fusion-bench TIES s"] = float("nan")
+    row["our TIES s"] = best_time(ours, repeats)
+    row["SA-Merging s"] = best_time(sa, max(1, repeats // 2))
+    row["TIES peak MiB"] = peak_mib(ours)
+    row["SA peak MiB"] = peak_mib(sa)
+    rows.append(row)
+    print(row, flush=True)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--minilm", action="store_true")
+    ap.add_argument("--minilm-experts", type=int, nargs="+", default=[2, 8])
+    args = ap.parse_args()
+    rows = []
+    with quiet_dependencies(), torch_threads(1):
+        config = PRESETS["smoke"]
+        tasks, base, _ = _base(
+            config.widths, config.noise, config.data_seed, config.base_seed, config.pretrain
+        )
+        suite = _Suite(base, tasks, config, 0, config.unit_spread)
+        for n in (2, 8):
+            bench("Digits MLP", suite.base, suite.experts[:n], suite.path, args.repeats, rows)
+        if args.minilm:
+            for n in args.minilm_experts:
+                b, ex, path = minilm_like(n)
+                bench("MiniLM-shaped (random)", b, ex, path, args.repeats, rows)
+    keys = list(rows[0])
+    print("| " + " | ".join(keys) + " | ours/fusion-bench time | SA/TIES time | SA/TIES peak |")
+    print("|" + "---|" * (len(keys) + 3))
+    for r in rows:
+        cells = [f"{r[k]:.3g}" if isinstance(r[k], float) else str(r[k]) for k in keys]
+        ratio = r["our TIES s"] / r["fusion-bench TIES s"]
+        sa_ratio = r["SA-Merging s"] / r["our TIES s"]
+        mem = r["SA peak MiB"] / max(r["TIES peak MiB"], 1e-9)
+        print("| " + " | ".join(cells) + f" | {ratio:.2f} | {sa_ratio:.1f} | {mem:.2f} |")
+    print(f"torch {torch.__version__}, numpy {np.__version__}")
+
+
+if __name__ == "__main__":
+    main()
