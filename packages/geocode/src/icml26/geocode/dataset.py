@@ -366,3 +366,65 @@ def load_geometry3k(folder: str | Path, *, size_px: int = 64) -> list[BenchmarkP
 
 
 _ = Counter
+
+
+def cached_synthesis(
+    n: int,
+    *,
+    tier: str,
+    seed: int,
+    split: str,
+    size_px: int,
+    cache_dir: str | Path,
+    holdout: int = 5,
+    workers: int = 1,
+) -> tuple[list[Problem], Funnel]:
+    """:func:`synthesize` once per setting, kept in the export layout under ``cache_dir``."""
+    folder = Path(cache_dir) / f"{tier}-{split}-n{n}-s{seed}-h{holdout}-px{size_px}"
+    if (folder / "problems.jsonl").is_file() and (folder / "funnel.json").is_file():
+        f = json.loads((folder / "funnel.json").read_text())
+        return load_jsonl(folder), Funnel(**f)
+    syn = synthesize(
+        n, tier=tier, seed=seed, split=split, holdout=holdout, size_px=size_px, workers=workers
+    )
+    tmp = folder.with_name(folder.name + ".tmp")
+    export(syn, tmp)
+    tmp.rename(folder)
+    return syn.problems, syn.funnel
+
+
+def problem_instance(problem: Problem):
+    """The seed and instance a stored problem came from, rebuilt from its record and IR
+    (so that it can be verified again from what was stored)."""
+    import sympy as sp
+
+    from icml26.geocode.dsl import parse_program
+    from icml26.geocode.instantiate import Instance
+    from icml26.geocode.seeds import Seed
+
+    seed = Seed(
+        program=parse_program(problem.program),
+        template=problem.template,
+        roles=tuple(problem.roles),
+        givens=tuple((v, int(d)) for v, d in problem.givens),
+        target=tuple(problem.target),
+        tier=problem.tier,
+        composition=problem.composition,
+    )
+    coords = dict(parse_ir(problem.ir).points)
+    return Instance(
+        seed=seed,
+        coords=coords,
+        question=problem.question,
+        answer=sp.nsimplify(problem.answer),
+        steps=tuple(problem.steps),
+        caption=problem.caption,
+    )
+
+
+def reverify(problem: Problem, *, size_px: int | None = None):
+    """Run every stage again on a stored problem; returns the :class:`Verdict`."""
+    from icml26.geocode.verify import Candidate
+
+    px = size_px or int(problem.image.shape[0])
+    return verify(Candidate(problem_instance(problem), problem.ir, px))

@@ -124,9 +124,11 @@ def label_position(
     size = view[2] - view[0]
     centre = np.mean([v for v in coords.values() if np.all(np.isfinite(v))], axis=0)
     p = np.asarray(coords[name], dtype=float)
+    if not np.all(np.isfinite(p)):
+        return float(p[0]), float(p[1])
     d = p - centre
     norm = float(np.hypot(*d))
-    d = d / norm if norm > 1e-12 else np.array([0.0, 1.0])
+    d = d / norm if norm > 1e-12 else np.array([0.0, 1.0])  # norm is finite here
     q = p + 0.06 * size * d
     return float(q[0]), float(q[1])
 
@@ -213,10 +215,14 @@ def _place_labels(names, coords, view, givens) -> list[Op]:
     gw, gh = GIVEN_BOX
     taken = [box(o.values[1] - gw * size, o.values[2] - gh * size,
                  o.values[1] + gw * size, o.values[2] + gh * size) for o in givens]  # fmt: skip
-    dots = {n: Point(coords[n]).buffer(0.012 * size) for n in names}
+    finite = [n for n in names if np.all(np.isfinite(coords[n]))]
+    dots = {n: Point(coords[n]).buffer(0.012 * size) for n in finite}
     out = []
     for n in names:
         p = np.asarray(coords[n], dtype=float)
+        if n not in dots:  # a degenerate point: the coordinate stage rejects it
+            out.append(Op("LABEL", (n,), (float(p[0]), float(p[1]))))
+            continue
         first = label_position(n, coords, view)
         spots = [first] + [
             (p[0] + 0.065 * size * math.cos(t), p[1] + 0.065 * size * math.sin(t))
@@ -244,7 +250,11 @@ def _place_given(coords, names, segs, view) -> tuple[float, float]:
     t1 = math.atan2(*(u - v)[::-1])
     t2 = math.atan2(*(w - v)[::-1])
     diff = (t2 - t1 + math.pi) % (2 * math.pi) - math.pi
-    lines = [LineString([coords[p], coords[q]]) for p, q in segs]
+    lines = [
+        LineString([coords[p], coords[q]])
+        for p, q in segs
+        if np.all(np.isfinite(coords[p])) and np.all(np.isfinite(coords[q]))
+    ]
     first = None
     for dist in (0.16, 0.22, 0.12, 0.28):
         for frac in (0.5, 0.35, 0.65, 0.2, 0.8):
