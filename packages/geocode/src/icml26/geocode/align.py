@@ -232,6 +232,8 @@ class TrainResult:
     losses: list[float]
     stopping: dict
     seconds: float
+    samples: list[int] = field(default_factory=list)  # the training indices this rank drew
+    world_size: int = 1
 
 
 def train(
@@ -254,8 +256,11 @@ def train(
         )
     start = time.perf_counter()
     vocab = vocab or Vocab.build(problems)
-    torch.manual_seed(seed)
-    gen = torch.Generator().manual_seed(seed)
+    dist = torch.distributed
+    on = dist.is_available() and dist.is_initialized()
+    world, me = (dist.get_world_size(), dist.get_rank()) if on else (1, 0)
+    torch.manual_seed(seed)  # the same initial parameters on every rank
+    gen = torch.Generator().manual_seed(seed * 1009 + me)  # each rank its own batches
     images = _images(problems)
     prefix = [vocab.encode(question_tokens(p)) for p in problems]
     targets = [vocab.encode(target_tokens(p, arm))[: config.max_len] for p in problems]
@@ -263,9 +268,11 @@ def train(
     opt = torch.optim.AdamW(model.parameters(), lr=config.lr, weight_decay=config.weight_decay)
     rule = Plateau(config.window, config.patience, config.min_delta, config.cap)
     losses = []
+    seen: list[int] = []
     model.train()
     while not rule.stopped:
         idx = torch.randint(len(problems), (config.batch_size,), generator=gen).tolist()
+        seen += idx
         tgt = _pad([targets[i] for i in idx]).to(device)
         logits = model(images[idx].to(device), _pad([prefix[i] for i in idx]).to(device), tgt)
         loss = F.cross_entropy(
@@ -273,13 +280,27 @@ def train(
         )
         opt.zero_grad(set_to_none=True)
         loss.backward()
+        if world > 1:  # data parallelism: average gradients and the monitored loss
+            _all_reduce_mean([p.grad for p in model.parameters() if p.grad is not None])
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
         opt.step()
-        value = loss.item()
-        losses.append(value)
-        rule.update(value)
+        value = loss.detach()
+        losses.append(float(value))
+        if world > 1:
+            _all_reduce_mean([value])
+        rule.update(float(value))  # every rank stops at the same step
     model.eval()
-    return TrainResult(model, vocab, arm, losses, rule.summary(), time.perf_counter() - start)
+    res = TrainResult(model, vocab, arm, losses, rule.summary(), time.perf_counter() - start)
+    res.samples, res.world_size = seen, world
+    return res
+
+
+def _all_reduce_mean(tensors: list[torch.Tensor]) -> None:
+    import torch.distributed as dist
+
+    for t in tensors:
+        dist.all_reduce(t, op=dist.ReduceOp.SUM)
+        t /= dist.get_world_size()
 
 
 def evaluate(result: TrainResult, problems: Sequence, *, batch: int = 128) -> dict:
@@ -338,3 +359,37 @@ def _with_separators(tokens: Sequence[str]) -> list[str]:
         out += [*toks[i : i + n], ";"]
         i += n
     return out
+
+
+def save_checkpoint(result: TrainResult, directory) -> None:
+    """``model.safetensors`` and ``config.json`` (vocabulary, arm, model config)."""
+    import json
+    from dataclasses import asdict
+    from pathlib import Path
+
+    from safetensors.torch import save_file
+
+    d = Path(directory)
+    d.mkdir(parents=True, exist_ok=True)
+    state = {k: v.detach().cpu().contiguous() for k, v in result.model.state_dict().items()}
+    save_file(state, str(d / "model.safetensors"))
+    meta = {"arm": result.arm, "vocab": result.vocab.tokens, "config": asdict(result.model.config)}
+    (d / "config.json").write_text(json.dumps(meta))
+
+
+def load_checkpoint(directory, image_px: int = 64) -> TrainResult:
+    import json
+    from pathlib import Path
+
+    from safetensors.torch import load_file
+
+    d = Path(directory)
+    meta = json.loads((d / "config.json").read_text())
+    cfg = meta["config"]
+    cfg["channels"] = tuple(cfg["channels"])
+    config = AlignConfig(**cfg)
+    vocab = Vocab(meta["vocab"])
+    model = AlignModel(len(vocab), config, image_px=image_px)
+    model.load_state_dict(load_file(str(d / "model.safetensors")))
+    model.eval()
+    return TrainResult(model, vocab, meta["arm"], [], {}, 0.0)

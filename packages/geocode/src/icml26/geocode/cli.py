@@ -35,6 +35,14 @@ def _parser() -> argparse.ArgumentParser:
     r.add_argument("out")
     r.add_argument("--size", type=int, default=128)
     r.add_argument("--code", action="store_true", help="print matplotlib code instead")
+    t = sub.add_parser("train", help="train one arm on an exported folder (torchrun-aware)")
+    t.add_argument("data")
+    t.add_argument("checkpoint")
+    t.add_argument("--arm", choices=("code", "caption", "none"), default="code")
+    t.add_argument("--cap", type=int, default=150, help="step cap of the plateau rule")
+    t.add_argument("--batch-size", type=int, default=32)
+    t.add_argument("--seed", type=int, default=0)
+    t.add_argument("--device", default="cpu")
     k = sub.add_parser("g3k", help="read a Geometry3K-layout folder and summarise it")
     k.add_argument("folder")
     return parser
@@ -90,6 +98,33 @@ def _dispatch(args: argparse.Namespace) -> int:
         Path(args.out).write_bytes(render_png(text, size_px=args.size))
         print(f"wrote {args.out}")
         return 0
+    if args.command == "train":
+        return _train(args)
     probs = load_geometry3k(args.folder)
     print(f"{len(probs)} problems; answers: " + ", ".join(p.answer for p in probs[:10]))
+    return 0
+
+
+def _train(args: argparse.Namespace) -> int:
+    import os
+
+    import torch
+
+    from icml26.geocode.align import AlignConfig, save_checkpoint, train
+    from icml26.geocode.dataset import load_jsonl
+    from icml26.shared import is_main_process
+
+    if int(os.environ.get("WORLD_SIZE", "1")) > 1 and not torch.distributed.is_initialized():
+        torch.distributed.init_process_group("gloo")
+    try:
+        problems = load_jsonl(args.data)
+        cfg = AlignConfig(cap=args.cap, batch_size=args.batch_size, window=max(1, args.cap // 6))
+        res = train(problems, args.arm, cfg, seed=args.seed, device=args.device)
+        if is_main_process():
+            save_checkpoint(res, args.checkpoint)
+            print(f"trained the {args.arm} arm for {res.stopping['steps']} steps "
+                  f"({res.stopping['reason']}) on {res.world_size} processes")  # fmt: skip
+    finally:
+        if torch.distributed.is_initialized():
+            torch.distributed.destroy_process_group()
     return 0
