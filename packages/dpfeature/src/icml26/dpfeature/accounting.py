@@ -158,7 +158,7 @@ def _prv(z: float, steps: int, delta: float) -> float:
 
     prv = PoissonSubsampledGaussianMechanism(sampling_probability=1.0, noise_multiplier=z)
     acc = PRVAccountant(
-        prvs=[prv], max_self_compositions=[steps], eps_error=1e-3, delta_error=delta * 1e-3
+        prvs=[prv], max_self_compositions=[steps], eps_error=1e-2, delta_error=delta * 1e-3
     )
     _, estimate, _ = acc.compute_epsilon(delta=delta, num_self_compositions=[steps])
     return float(estimate)

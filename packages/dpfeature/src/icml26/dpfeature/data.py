@@ -218,12 +218,14 @@ class PatchDataset(torch.utils.data.Dataset):
 def _scattering(images: np.ndarray) -> np.ndarray:
     """ScatterNet features (kymatio ``Scattering2D``, J = 1, L = 8) of 8 × 8 images."""
     try:
-        from kymatio.torch import Scattering2D
+        # the 2-D frontend directly: kymatio.torch also imports the 3-D transform, which
+        # needs scipy.special.sph_harm (removed in SciPy 1.17)
+        from kymatio.scattering2d.frontend.torch_frontend import ScatteringTorch2D
     except ImportError as err:  # pragma: no cover - the peers extra
         raise ImportError(
             "ScatterNet features need kymatio: pip install 'icml26-dpfeature[peers]'"
         ) from err
-    scat = Scattering2D(J=1, shape=(8, 8), L=8)
+    scat = ScatteringTorch2D(J=1, shape=(8, 8), L=8)
     with torch.no_grad():
         out = scat(torch.as_tensor(images, dtype=torch.float32))
     return out.reshape(len(images), -1).numpy()

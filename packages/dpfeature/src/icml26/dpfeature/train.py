@@ -173,7 +173,8 @@ def train(
     z = cfg.noise_multiplier
     k = gram(x)
     tracker = Decomposer(flat.mu.to(w0.dtype), flat.noise.to(w0.dtype), y)
-    rules = [Plateau(cfg.window, cfg.patience, cfg.min_delta, cfg.steps) for _ in range(b)]
+    # T updates read T + 1 losses (W_0 … W_T): the rule's cap counts readings
+    rules = [Plateau(cfg.window, cfg.patience, cfg.min_delta, cfg.steps + 1) for _ in range(b)]
     active = torch.ones(b, dtype=torch.bool, device=w0.device)
     diverged = [False] * b
     w = w0.clone()
@@ -195,10 +196,11 @@ def train(
             hist[key].append(val.detach().cpu())
         hist["sensitivity"].append(sens.detach().cpu())
 
-    for step in range(cfg.steps):
+    for step in range(cfg.steps + 1):
         if cfg.engine == "fused":
             losses, coef = loss_coefficients(w, x, y, cfg.q)
-            norms = per_sample_norms(coef, k)
+            if cfg.method != "gd" or step % cfg.record_every == 0:
+                norms = per_sample_norms(coef, k)
             if cfg.method == "dp_gd":
                 g = clipped_mean_gradient(coef, x, norms, cfg.clip)
             else:
@@ -228,7 +230,9 @@ def train(
         else:
             sd = None
         if sd is not None:
-            noise = torch.randn(w.shape, generator=generator, dtype=w.dtype, device=w.device)
+            where = generator.device if generator is not None else w.device
+            noise = torch.randn(w.shape, generator=generator, dtype=w.dtype, device=where)
+            noise = noise.to(w.device)
             g = g + sd[:, None, None, None] * noise
         new = w - cfg.eta * g
         finite = torch.isfinite(new).flatten(1).all(1)
@@ -238,8 +242,11 @@ def train(
         w = torch.where(active[:, None, None, None], new, w)
         if not active.any():
             break
-    steps = [r.steps for r in rules]
-    eps = [0.0 if cfg.method == "gd" else gaussian_epsilon(z, max(s, 1), cfg.delta) for s in steps]
+    steps = [max(r.steps - 1, 0) for r in rules]  # updates applied
+    eps = [
+        0.0 if cfg.method == "gd" else (gaussian_epsilon(z, s, cfg.delta) if s > 0 else 0.0)
+        for s in steps
+    ]
     history = {key: torch.stack(v, 1) for key, v in hist.items()} if record_steps else {}
     return TrainResult(
         w=w,
@@ -260,17 +267,18 @@ def evaluate(
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """Test error and mean logistic loss of W (2, m, d) on x (n, P, d), y (n,) ±1.
 
-    A non-finite output counts as an error (and an infinite loss is capped at 1e6), so a
-    diverged run reads as chance or worse, never as NaN."""
+    Computed in float64 (so the huge weights of a diverged run still give finite outputs
+    where they can); a non-finite output counts as an error and the loss is capped at 1e6,
+    so a diverged run reads as chance or worse, never as NaN."""
     from icml26.dpfeature.model import forward, logistic_loss
 
     y = check_labels(y)
     errs, losses = [], []
     with torch.no_grad():
         for s in range(0, x.shape[0], chunk):
-            f = forward(w, x[s : s + chunk].to(w.dtype), q)
-            margin = y[s : s + chunk].to(w.dtype) * f
+            f = forward(w.double(), x[s : s + chunk].double(), q)
+            margin = y[s : s + chunk].double() * f
             ok = torch.isfinite(margin)
             errs.append(((margin <= 0) | ~ok).float())
             losses.append(torch.where(ok, logistic_loss(margin), 1e6).clamp(max=1e6))
-    return torch.cat(errs).mean(), torch.cat(losses).mean()
+    return torch.cat(errs).mean().to(w.dtype), torch.cat(losses).mean().to(w.dtype)
