@@ -67,6 +67,8 @@ class TrainConfig:
     patience: int = 4
     min_delta: float = 1e-3
     engine: str = "fused"  # "fused" (closed-form per-example terms) or "vmap" (torch.func)
+    # a given noise multiplier instead of the one calibrated to (ε, δ, T); 0 = no noise
+    z: float | None = None
 
     def __post_init__(self) -> None:
         if self.method not in METHODS:
@@ -84,6 +86,8 @@ class TrainConfig:
             raise ValueError(f"clip C must be positive, got {self.clip!r}")
         if self.engine not in ("fused", "vmap"):
             raise ValueError(f"engine must be 'fused' or 'vmap', got {self.engine!r}")
+        if self.z is not None and not (math.isfinite(self.z) and self.z >= 0):
+            raise ValueError(f"z must be a non-negative noise multiplier, got {self.z!r}")
         if isinstance(self.record_every, bool) or self.record_every < 1:
             raise ValueError(f"record_every must be >= 1, got {self.record_every!r}")
 
@@ -97,6 +101,8 @@ class TrainConfig:
         """z for (ε, δ, T); 0 for GD."""
         if self.method == "gd":
             return 0.0
+        if self.z is not None:
+            return float(self.z)
         return noise_multiplier(self.epsilon, self.delta, self.steps)
 
 
@@ -118,6 +124,13 @@ class TrainResult:
     epsilon: list[float]
     record_steps: list[int] = field(default_factory=list)
     history: dict[str, torch.Tensor] = field(default_factory=dict)
+
+
+def _spent(cfg: TrainConfig, z: float, steps: int) -> float:
+    """ε spent by ``steps`` updates (inf for a private method run without noise)."""
+    if cfg.method == "gd" or steps == 0:
+        return 0.0
+    return gaussian_epsilon(z, steps, cfg.delta) if z > 0 else math.inf
 
 
 def _flatten(data: MultiPatch) -> tuple[MultiPatch, tuple[int, ...]]:
@@ -243,10 +256,7 @@ def train(
         if not active.any():
             break
     steps = [max(r.steps - 1, 0) for r in rules]  # updates applied
-    eps = [
-        0.0 if cfg.method == "gd" else (gaussian_epsilon(z, s, cfg.delta) if s > 0 else 0.0)
-        for s in steps
-    ]
+    eps = [_spent(cfg, z, s) for s in steps]
     history = {key: torch.stack(v, 1) for key, v in hist.items()} if record_steps else {}
     return TrainResult(
         w=w,
