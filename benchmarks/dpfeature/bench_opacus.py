@@ -75,17 +75,6 @@ def _ours(x, y, mu, noise, w0, steps, eta, clip, engine, z_is_zero):
         record_every=10 * steps,
         z=0.0 if z_is_zero else 34.19,
     )
-    if z_is_zero:  # clipped GD without noise: DP-GD at z = 0 for the equality check
-        cfg = TrainConfig(
-            method="dp_gd",
-            epsilon=1e6,
-            steps=steps,
-            eta=eta,
-            clip=clip,
-            engine=engine,
-            window=10 * steps,
-            record_every=10 * steps,
-        )
     train(data, w0[None], TrainConfig(steps=1, engine=engine))  # warm-up
     w_start, c_start = time.perf_counter(), time.process_time()
     res = train(data, w0[None], cfg, generator=torch.Generator().manual_seed(0))
