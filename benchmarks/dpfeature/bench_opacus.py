@@ -65,8 +65,8 @@ def _ours(x, y, mu, noise, w0, steps, eta, clip, engine, z_is_zero):
 
     data = stack([MultiPatch(x, y, mu, noise, torch.zeros(len(x), dtype=torch.long), 1.0)])
     cfg = TrainConfig(
-        method="dp_gd" if not z_is_zero else "gd",
-        epsilon=4.0 if not z_is_zero else None,
+        method="dp_gd",
+        epsilon=4.0,
         steps=steps,
         eta=eta,
         clip=clip,
