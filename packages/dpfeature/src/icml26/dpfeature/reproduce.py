@@ -562,5 +562,5 @@ PAPER = Paper(
     default_seeds=3,
     code=None,
     authors="Meng Ding, Mingxi Lei, Shaopeng Fu, Shaowei Wang, Di Wang, Jinhui Xu",
-    seconds_per_seed={"smoke": 60.0},
+    seconds_per_seed={"smoke": 95.0},
 )
