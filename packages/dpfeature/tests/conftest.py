@@ -1,0 +1,12 @@
+"""Fast tests run torch on one thread (the house default for tiny models)."""
+
+import pytest
+import torch
+
+
+@pytest.fixture(autouse=True)
+def _one_thread():
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
