@@ -5,6 +5,8 @@ import os
 import subprocess
 import sys
 
+import pytest
+
 from icml26.merdg import cli
 
 
@@ -23,6 +25,7 @@ def test_simulate_and_train_through_the_cli(tmp_path, capsys):
     assert "not divisible" in capsys.readouterr().err
 
 
+@pytest.mark.slow  # two fresh interpreters importing torch
 def test_cli_output_has_no_warnings(tmp_path):
     data = tmp_path / "d.npz"
     env = {**os.environ, "OMP_NUM_THREADS": "1"}

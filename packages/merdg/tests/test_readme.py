@@ -9,11 +9,14 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from icml26.shared.readme import quickstart_code
 
 README = Path(__file__).parents[1] / "README.md"
 
 
+@pytest.mark.slow  # about 10 CPU-seconds in a fresh interpreter
 def test_quickstart_runs_and_prints_what_the_readme_says():
     code = quickstart_code(README)
     env = {**os.environ, "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}

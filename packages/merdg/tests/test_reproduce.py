@@ -15,7 +15,7 @@ from icml26.shared import Report
 def test_tiny_reproduction_has_every_row_and_check(tmp_path):
     cfg = replace(
         PRESETS["smoke"],
-        sim=CoOccConfig(per_domain=90),
+        sim=CoOccConfig(per_domain=60),
         train=TrainConfig(
             epochs=2,
             batch_size=30,
