@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import json
 from collections import defaultdict
+from pathlib import Path
 
 import numpy as np
 
@@ -23,7 +24,7 @@ def main() -> None:
     p.add_argument("report")
     p.add_argument("--budgets", type=int, nargs="+", default=[5, 10, 20, 30, 40])
     args = p.parse_args()
-    records = json.loads(open(args.report).read())["records"]
+    records = json.loads(Path(args.report).read_text())["records"]
     last, best, stops = defaultdict(list), defaultdict(list), defaultdict(list)
     for rec in records:
         if "curves" not in rec or rec.get("control"):
