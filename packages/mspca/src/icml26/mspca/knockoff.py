@@ -54,6 +54,7 @@ from icml26.mspca.eigensolve import (
     top_eigenpairs_full,
 )
 from icml26.mspca.noise import MISFIT_WARNING, estimate_noise_variance
+from icml26.mspca.sharding import map_trials, pad_trials, padded_count, trial_mesh
 from icml26.mspca.spectrum import bulk_edge, official_spike_strength, spike_strength
 
 VARIANTS = ("eigenvalue", "official_sv")
@@ -238,16 +239,30 @@ _estimate = jax.jit(estimate_noise_variance)
 _estimate_batch = jax.jit(jax.vmap(estimate_noise_variance))
 
 
-def _noise(x: jax.Array, noise_variance: object, batch: bool) -> tuple[jax.Array, jax.Array]:
-    """σ̂² (estimated or given) and the bulk misfit, with clear errors and warnings."""
-    trials = x.shape[0] if batch else None
+def _noise(
+    x: jax.Array,
+    noise_variance: object,
+    batch: bool,
+    trials: int | None = None,
+    estimated: tuple[jax.Array, jax.Array] | None = None,
+) -> tuple[jax.Array, jax.Array]:
+    """σ̂² (estimated or given) and the bulk misfit, with clear errors and warnings.
+
+    ``trials``: the real trial count of a padded batch (the checks ignore the padding);
+    ``estimated``: (σ̂², misfit) already computed (on several devices).
+    """
+    rows = x.shape[0] if batch else None
+    trials = rows if trials is None else trials
     if isinstance(noise_variance, str):
         if noise_variance != "estimate":
             raise ValueError(
                 f"noise_variance must be 'estimate' or a positive number, got {noise_variance!r}"
             )
-        sigma2, misfit = (_estimate_batch if batch else _estimate)(x)
+        if estimated is None:
+            estimated = (_estimate_batch if batch else _estimate)(x)
+        sigma2, misfit = estimated
         s2, mf = np.atleast_1d(np.asarray(sigma2)), np.atleast_1d(np.asarray(misfit))
+        s2, mf = s2[:trials], mf[:trials]
         if not np.all(np.isfinite(s2) & (s2 > 0)):
             raise ValueError(
                 "the bulk of the spectrum is zero (rank-deficient or constant data): the noise "
@@ -271,7 +286,7 @@ def _noise(x: jax.Array, noise_variance: object, batch: bool) -> tuple[jax.Array
         )
     if not (np.isfinite(noise_variance) and noise_variance > 0):
         raise ValueError(f"noise_variance must be positive and finite, got {noise_variance}")
-    shape = (trials,) if batch else ()
+    shape = (rows,) if batch else ()
     return jnp.full(shape, float(noise_variance)), jnp.full(shape, jnp.nan)
 
 
@@ -367,8 +382,15 @@ def knockoff_pca_batch(
     tol: float = 1e-3,
     depth: int = 6,
     max_cycles: int = 30,
+    devices: object = None,
 ) -> KnockoffResult:
-    """:func:`knockoff_pca` over a batch of trials xs (T, d, n) with one key per trial."""
+    """:func:`knockoff_pca` over a batch of trials xs (T, d, n) with one key per trial.
+
+    The trials are sharded over ``devices`` (default: every local device) with a
+    ``Mesh`` over the trial axis (:mod:`icml26.mspca.sharding`); T is padded to a
+    multiple of the device count and the padding dropped, so the result is that of the
+    one-device run. ``devices=1`` keeps everything on the first device.
+    """
     arr = np.asarray(xs)
     if arr.ndim != 3:
         raise ValueError(f"xs must be a (trials, d, n) batch, got shape {arr.shape}")
@@ -379,12 +401,25 @@ def knockoff_pca_batch(
     validate_data(arr[0], k)  # dtype, shape and k
     if not np.all(np.isfinite(arr)):
         raise ValueError("data contains NaN or inf")
-    xs = jnp.asarray(arr, dtype=float)
-    arrays, start, opts = _options(xs.shape, k, C, pi_prime, strength_factor, variant,
+    arrays, start, opts = _options(arr.shape, k, C, pi_prime, strength_factor, variant,
                                    n_knockoffs, method, tol, depth, max_cycles)  # fmt: skip
-    sigma2, misfit = _noise(xs, noise_variance, batch=True)
-    res = _knockoff_pca_batch(xs, keys, sigma2, *arrays, start, opts)
-    return res._replace(bulk_misfit=misfit)
+    mesh = trial_mesh(devices)
+    trials = arr.shape[0]
+    if mesh is None:
+        xs = jnp.asarray(arr, dtype=float)
+        sigma2, misfit = _noise(xs, noise_variance, batch=True)
+        res = _knockoff_pca_batch(xs, keys, sigma2, *arrays, start, opts)
+        return res._replace(bulk_misfit=misfit)
+    xs, keys = pad_trials((np.asarray(arr, dtype=float), keys), padded_count(trials, mesh))
+    if isinstance(noise_variance, str) and noise_variance == "estimate":
+        estimated = map_trials(_estimate_batch, mesh, (xs,))
+        sigma2, misfit = _noise(xs, noise_variance, True, trials, estimated)
+    else:
+        sigma2, misfit = _noise(xs, noise_variance, batch=True, trials=trials)
+    run = partial(_knockoff_pca_batch, opts=opts)
+    res = map_trials(run, mesh, (xs, keys, sigma2), (*arrays, start))
+    res = res._replace(bulk_misfit=misfit)
+    return jax.tree.map(lambda a: a[:trials], res)
 
 
 def alignment(u: jax.Array, reference: jax.Array) -> jax.Array:
