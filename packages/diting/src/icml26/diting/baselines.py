@@ -161,7 +161,7 @@ def severson_features(curves: np.ndarray, lengths: np.ndarray, *, kind: str = "f
 class _LogLifeRegressor:
     """Features → standardise → elastic net (CV over cells) → 10^prediction."""
 
-    def __init__(self, *, l1_ratio=(0.1, 0.5, 0.9, 1.0), folds: int = 4, seed: int = 0):
+    def __init__(self, *, l1_ratio=(0.1, 0.5, 0.9, 1.0), folds: int = 3, seed: int = 0):
         self.l1_ratio, self.folds, self.seed = list(l1_ratio), folds, seed
 
     def features(self, curves, lengths):  # pragma: no cover - abstract
@@ -178,7 +178,9 @@ class _LogLifeRegressor:
         cv = list(GroupKFold(folds).split(X, groups=groups))
         self.model = make_pipeline(
             StandardScaler(),
-            ElasticNetCV(l1_ratio=self.l1_ratio, cv=cv, max_iter=20000, random_state=self.seed),
+            ElasticNetCV(
+                l1_ratio=self.l1_ratio, alphas=20, cv=cv, max_iter=5000, random_state=self.seed
+            ),
         )
         self.model.fit(X, np.log10(life))
         return self

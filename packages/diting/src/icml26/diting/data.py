@@ -473,6 +473,7 @@ def simulate_fleet(
     life_range: tuple[float, float] = (250.0, 1500.0),
     prototype_cycles: int = 8,
     eta: float = 0.05,
+    anomaly_scale: float = 3.0,
 ) -> Fleet:
     """A weak-signal fleet as BatteryLife tensors ``[N, T, 3, S]`` (reconstructed, ours).
 
@@ -486,8 +487,9 @@ def simulate_fleet(
     same plus spikes (3 % of cycles, +3 sd on a stretch of points) and a slow drift unrelated
     to life (a random smooth pattern growing linearly over the cycles, as large as the life
     drift). In a share ``anomaly_share`` of cells, 1–2 of the first ``prototype_cycles`` are
-    anomalous: a rest artefact (voltage offset on the first third, capacity × 0.9) or a
-    partial cycle (records cut at 60 %, stretched by the index resampling).
+    anomalous: the shape of a rest artefact (voltage offset on the first third, capacity
+    × 0.9) or of a partial cycle (records cut at 60 %, stretched by the index resampling),
+    scaled to ``anomaly_scale`` × the RMS of the accumulated life drift.
     """
     if n_cells < 1:
         raise ValueError(f"n_cells must be >= 1, got {n_cells}")
@@ -527,18 +529,27 @@ def simulate_fleet(
         curves += scale * (t / T)[None, :, None, None] * pattern[:, None]
     anomalous = rng.random(n_cells) < anomaly_share
     K = min(prototype_cycles, T)
+    drift_rms = sigma * snr
     for c in np.flatnonzero(anomalous):
         for k in rng.choice(K, size=int(rng.integers(1, 3)), replace=False):
-            if rng.random() < 0.5:  # rest artefact
-                curves[c, k, 0, : S // 3] += 0.03
-                curves[c, k, 2] *= 0.9
+            cyc = curves[c, k].copy()
+            if rng.random() < 0.5:  # rest artefact: relaxed voltage early, capacity short
+                target = cyc.copy()
+                target[0, : S // 3] += 0.03
+                target[2] *= 0.9
             else:  # partial cycle: 60 % of the records, resampled by index to S / 2 again
-                for seg in (slice(0, half), slice(half, S)):
-                    src = curves[c, k, :, seg]
-                    grid = np.linspace(0, 0.6 * (half - 1), half)
-                    curves[c, k, :, seg] = np.stack(
-                        [np.interp(grid, np.arange(half), ch) for ch in src]
-                    )
+                grid = np.linspace(0, 0.6 * (half - 1), half)
+                target = np.concatenate(
+                    [
+                        np.stack([np.interp(grid, np.arange(half), ch) for ch in cyc[:, seg]])
+                        for seg in (slice(0, half), slice(half, S))
+                    ],
+                    axis=1,
+                )
+            delta = target - cyc
+            delta[1] = 0.0
+            rms = float(np.sqrt(np.mean(delta[[0, 2]] ** 2)))
+            curves[c, k] = cyc + delta * (anomaly_scale * drift_rms / max(rms, 1e-12))
     return Fleet(
         curves.astype(np.float32),
         life,

@@ -3,7 +3,10 @@
 The authors' pseudocode permutes ``cycle_curve_data [B, T, C, S]`` to ``[B, T, S, C]``,
 flattens each cycle to ``D = S·C`` and applies ``Linear(D, D)``. Its full version adds
 cycle-, sample- and variable-level positional encodings whose form is withheld; here they are
-learnable additive tables behind ``positional=True`` (reconstructed).
+learnable additive tables behind ``positional=True`` (reconstructed). The initialisation is
+not given either: ``init="identity"`` (the default, reconstructed) starts the projection as the
+identity, so the residual the oscillators see starts as the measured one; ``"default"`` is
+torch's uniform initialisation, with which the smoke fleets overfit (README, Fidelity).
 """
 
 from __future__ import annotations
@@ -17,11 +20,17 @@ __all__ = ["CycleEmbedding"]
 class CycleEmbedding(nn.Module):
     """``[B, T, C, S] -> [B, T, D]`` with ``D = S·C``: flatten per cycle, then ``Linear(D, D)``."""
 
-    def __init__(self, T: int, C: int, S: int, *, positional: bool = False):
+    def __init__(self, T: int, C: int, S: int, *, positional: bool = False, init: str = "identity"):
         super().__init__()
+        if init not in ("identity", "default"):
+            raise ValueError(f"init must be 'identity' or 'default', got {init!r}")
         self.T, self.C, self.S = T, C, S
         self.D = S * C
         self.proj = nn.Linear(self.D, self.D)
+        if init == "identity":  # reconstructed: start as the identity map (see the README)
+            with torch.no_grad():
+                self.proj.weight.copy_(torch.eye(self.D))
+                self.proj.bias.zero_()
         self.positional = positional
         if positional:  # reconstructed: learnable additive encodings at three levels
             self.pe_cycle = nn.Parameter(torch.zeros(T, self.D))

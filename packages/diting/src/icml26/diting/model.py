@@ -34,11 +34,14 @@ class DitingConfig:
     num_var: int = 3  # C
     diting_prototype_cycles: int = 8  # K
     positional: bool = False
+    embedding_init: str = "identity"  # "identity" | "default" (torch's uniform)
     prototype: str = "medoid"  # "medoid" | "mean" (ablation)
-    tau: float = 0.05
+    tau: float = 0.2
     learn_tau: bool = False
     sinkhorn_reg: float = 0.05
     sinkhorn_iter: int = 100
+    sinkhorn_tol: float = 1e-5
+    debias: bool = True
     spectral_bins: int | None = 32
     detach_prototype: bool = False
     amplitude: float = 1.0  # A
@@ -97,7 +100,9 @@ class Diting(nn.Module):
         super().__init__()
         self.config = config = config or DitingConfig()
         T, C, S = config.early_cycle_threshold, config.num_var, config.charge_discharge_length
-        self.embedding = CycleEmbedding(T, C, S, positional=config.positional)
+        self.embedding = CycleEmbedding(
+            T, C, S, positional=config.positional, init=config.embedding_init
+        )
         self.prototype = HealthPrototype(
             config.diting_prototype_cycles,
             kind=config.prototype,
@@ -106,6 +111,8 @@ class Diting(nn.Module):
             reg=config.sinkhorn_reg,
             n_bins=config.spectral_bins,
             max_iter=config.sinkhorn_iter,
+            tol=config.sinkhorn_tol,
+            debias=config.debias,
             detach=config.detach_prototype,
         )
         self.manifestation = TriCoupledOscillators(

@@ -8,8 +8,12 @@ measures μ_i, pairwise Sinkhorn OT distances D_ij give the Wasserstein medoid
 Reconstructed (withheld by the authors): μ_i is the normalised power spectrum |FFT(x_i)|² over
 the frequency bins (optionally pooled to ``n_bins``), the ground cost is ``|f_a - f_b|²`` on
 frequencies scaled to [0, 1], the Sinkhorn solver is log-domain with entropic ε, τ and ε are
-constants (τ optionally learnable). H uses only the ``min(i, K)`` observed cycles of a window,
-R is zero on masked cycles, and ``detach=True`` stops gradients through H.
+constants (τ optionally learnable, and measured in units of the mean observed distance to
+the medoid, ``relative=True``), and the distances are debiased Sinkhorn divergences
+``OT_ij - (OT_ii + OT_jj) / 2`` (``debias=True``): the entropic cost of two identical
+measures is not zero, and on these nearly identical spectra that bias hid the anomalies.
+H uses only the ``min(i, K)`` observed cycles of a window, R is zero on masked cycles, and
+``detach=True`` stops gradients through H.
 """
 
 from __future__ import annotations
@@ -167,14 +171,15 @@ class HealthPrototype(nn.Module):
         K: int = 8,
         *,
         kind: str = "medoid",
-        tau: float = 0.05,
+        tau: float = 0.2,
         learn_tau: bool = False,
         reg: float = 0.05,
         n_bins: int | None = 32,
         max_iter: int = 100,
-        tol: float = 1e-6,
+        tol: float = 1e-5,
         detach: bool = False,
         relative: bool = True,
+        debias: bool = True,
     ):
         super().__init__()
         if kind not in ("medoid", "mean"):
@@ -185,6 +190,7 @@ class HealthPrototype(nn.Module):
             raise ValueError(f"τ must be > 0, got {tau}")
         self.K, self.kind, self.reg, self.n_bins = K, kind, reg, n_bins
         self.max_iter, self.tol, self.detach, self.relative = max_iter, tol, detach, relative
+        self.debias = debias
         log_tau = torch.tensor(math.log(tau))
         if learn_tau:
             self.log_tau = nn.Parameter(log_tau)
@@ -212,6 +218,9 @@ class HealthPrototype(nn.Module):
                 b = mu.unsqueeze(1).expand(B, K, K, -1)
                 res = sinkhorn_log(a, b, M, reg=self.reg, max_iter=self.max_iter, tol=self.tol)
                 dist = 0.5 * (res.cost + res.cost.transpose(1, 2))  # symmetrise solver error
+                if self.debias:  # Sinkhorn divergence: OT_ij - (OT_ii + OT_jj) / 2
+                    diag = torch.diagonal(dist, dim1=1, dim2=2)
+                    dist = (dist - 0.5 * (diag.unsqueeze(2) + diag.unsqueeze(1))).clamp_min(0)
                 pair = m.unsqueeze(2) * m.unsqueeze(1)
                 converged = (res.converged | (pair == 0)).all(-1).all(-1)
                 big = torch.finfo(dist.dtype).max / 4
