@@ -76,6 +76,7 @@ def test_torchrun_two_cpu_processes_train_one_model_and_write_once(tmp_path):
     np.testing.assert_allclose(saved, r0["params"], rtol=0, atol=1e-6)
 
 
+@pytest.mark.slow  # about 30 s on a loaded 2-core machine
 def test_cli_train_writes_a_checkpoint(tmp_path, capsys):
     from icml26.diting import cli, load_model
 
