@@ -45,6 +45,7 @@ def _time(fn, repeat: int) -> float:
 def main() -> None:
     p = argparse.ArgumentParser()
     p.add_argument("--repeat", type=int, default=3)
+    p.add_argument("--bins", type=int, nargs="+", default=[32], help="451 = every bin of D = 900")
     p.add_argument("--out", default="results/diting/bench")
     args = p.parse_args()
     torch.set_num_threads(1)
@@ -78,7 +79,7 @@ def main() -> None:
                 print(f"D={3 * S} B={B}", {k: f"{v:.3g}" for k, v in row.items()}, flush=True)
         import ot
 
-        for F in (32, 451):
+        for F in args.bins:
             g = torch.Generator().manual_seed(0)
             mu = spectral_measures(torch.randn(8, 900, generator=g, dtype=torch.float64), F)
             M = ground_cost(mu.shape[-1], dtype=torch.float64)
