@@ -63,3 +63,14 @@ def test_smoke_preset_three_seeds(tmp_path):
             ratio = float(c.detail.split("ratio ")[1].rstrip(")"))
             limit = 0.85 if "SNR=5" not in c.name else 1.05
             assert c.holds <= (ratio <= limit + 5e-3)
+
+
+def test_no_dependency_warnings_reach_the_user(tmp_path):
+    import warnings
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        run(dataclasses.replace(TINY, ablation_snr=None), 1, tmp_path)
+    leaked = [str(w.filename) for w in caught if any(k in str(w.filename) for k in
+              ("sklearn", "torch", "/ot/", "pybamm"))]  # fmt: skip
+    assert not leaked, leaked

@@ -182,7 +182,18 @@ class _LogLifeRegressor:
                 l1_ratio=self.l1_ratio, alphas=20, cv=cv, max_iter=5000, random_state=self.seed
             ),
         )
-        self.model.fit(X, np.log10(life))
+        import warnings
+
+        from sklearn.exceptions import ConvergenceWarning
+
+        # the coordinate descent's non-convergence is kept as data, not printed
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", ConvergenceWarning)
+            self.model.fit(X, np.log10(life))
+        self.convergence_warnings = sum(issubclass(w.category, ConvergenceWarning) for w in caught)
+        for w in caught:
+            if not issubclass(w.category, ConvergenceWarning):
+                warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
         return self
 
     def predict(self, curves, lengths):

@@ -209,6 +209,7 @@ def _run_group(config: Config, seed: int, snr: float, noise: str, ablate: bool):
         model.fit(train.curves[gc], gl, train.life[gc], gc)
         pred = model.predict(x_test, tl)
         extra = {"corr_log_life": corr} if name == "Severson variance" else {}
+        extra["enet_convergence_warnings"] = model.convergence_warnings
         add(name, pred, time.perf_counter() - t0, **extra)
     names = [METHOD, *config.torch_baselines] + (list(config.ablations) if ablate else [])
     device = _device(config)
