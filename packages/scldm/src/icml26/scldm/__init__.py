@@ -53,7 +53,7 @@ from icml26.scldm.metrics import (
 )
 from icml26.scldm.model import ScLDM, TrainingConfig
 from icml26.scldm.simulate import simulate_counts
-from icml26.scldm.training import EMA, OptimConfig, PlateauRule, run_training, wsd_schedule
+from icml26.scldm.training import EMA, OptimConfig, run_training, wsd_schedule
 
 __all__ = [
     "EMA",
@@ -73,7 +73,6 @@ __all__ = [
     "MLPVAEModule",
     "NegativeBinomialHead",
     "OptimConfig",
-    "PlateauRule",
     "ScLDM",
     "ScviBaseline",
     "TrainingConfig",

@@ -384,9 +384,19 @@ def _run(config: Config, seed: int, out: Path) -> Report:
         "type_acc": classifier.accuracy(recon.X, types),
         # optimiser steps the autoencoder took (its convergence rule or the step cap)
         "ae_steps": float(len(model.history["autoencoder"])),
+        # 1 when the convergence rule found a plateau, 0 when the step cap ended the run
+        "ae_plateau": float((model.autoencoder_stop or {}).get("reason") == "plateau"),
     }
     rows.append(Row.of(RECON, group=G_RECON, **ceiling))
-    records.append({"seed": seed, "group": G_RECON, "method": RECON, **ceiling})
+    records.append(
+        {
+            "seed": seed,
+            "group": G_RECON,
+            "method": RECON,
+            **ceiling,
+            "autoencoder_stop": model.autoencoder_stop,
+        }
+    )
 
     # -- held-out perturbation combinations ------------------------------------------------------
     held_ct = held.obs["cell_type"].astype(str).to_numpy()
