@@ -85,3 +85,18 @@ def test_read_h5ad_checks_counts(tmp_path):
     ad.write_h5ad(tmp_path / "normalised.h5ad")
     with pytest.raises(ValueError, match="non-integer"):
         read_h5ad(tmp_path / "normalised.h5ad")
+
+
+def test_pbmc68k_counts_are_integer_counts_with_facs_labels():
+    from scipy import sparse
+
+    from icml26.scldm import pbmc68k_counts
+
+    adata = pbmc68k_counts()
+    assert adata.shape == (700, 765)
+    assert sparse.issparse(adata.X) and adata.X.dtype == np.float32
+    assert np.array_equal(adata.X.data, np.round(adata.X.data)) and adata.X.data.min() >= 1
+    assert adata.obs["cell_type"].nunique() == 10
+    # every cell has counts; totals over the 765 kept genes are below the full n_counts
+    lib = np.asarray(adata.X.sum(1)).ravel()
+    assert lib.min() > 100 and 500 < lib.mean() < 1000

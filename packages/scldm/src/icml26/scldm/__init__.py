@@ -33,6 +33,7 @@ from icml26.scldm.data import (
     ConditionVocabulary,
     LibrarySizeModel,
     counts_matrix,
+    pbmc68k_counts,
     read_h5ad,
 )
 from icml26.scldm.diffusion import flow_matching_loss, guided_velocity, solve_ode
@@ -84,6 +85,7 @@ __all__ = [
     "log_normalize",
     "mmd_rbf",
     "nb_log_prob",
+    "pbmc68k_counts",
     "r2_means",
     "r2_variances",
     "read_h5ad",
@@ -97,4 +99,4 @@ __all__ = [
     "wsd_schedule",
 ]
 
-__version__ = "0.1.0"
+__version__ = "0.3.0"
