@@ -30,6 +30,7 @@ from icml26.scldm.baselines import (
     scvi_available,
 )
 from icml26.scldm.data import (
+    BackedCounts,
     ConditionVocabulary,
     LibrarySizeModel,
     counts_matrix,
@@ -61,6 +62,7 @@ __all__ = [
     "MCAB",
     "MLPVAE",
     "AutoencoderConfig",
+    "BackedCounts",
     "CellTypeClassifier",
     "ConditionVocabulary",
     "CrossAttention",
