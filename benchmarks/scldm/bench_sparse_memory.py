@@ -106,13 +106,19 @@ def main() -> None:
     ap.add_argument("--no-diffusion", action="store_true", help="skip encoding every cell")
     ap.add_argument("--modes", default="dense,csr,backed")
     ap.add_argument("--workdir", type=Path, default=None)
+    ap.add_argument("--reuse", action="store_true", help="keep a counts file already there")
     args = ap.parse_args()
     work = args.workdir or Path(tempfile.mkdtemp(prefix="scldm-rss-"))
     work.mkdir(parents=True, exist_ok=True)
     path = work / f"counts_{args.cells}x{args.genes}.h5ad"
     t0 = time.perf_counter()
-    sizes = write_counts(path, args.cells, args.genes, args.density)
-    print(f"wrote {path.name}: {sizes} in {time.perf_counter() - t0:.0f} s", flush=True)
+    sizes_file = path.with_suffix(".json")
+    if args.reuse and path.is_file() and sizes_file.is_file():
+        sizes = json.loads(sizes_file.read_text())
+    else:
+        sizes = write_counts(path, args.cells, args.genes, args.density)
+        sizes_file.write_text(json.dumps(sizes))
+    print(f"{path.name}: {sizes} ({time.perf_counter() - t0:.0f} s)", flush=True)
     rows = []
     for mode in args.modes.split(","):
         cmd = [sys.executable, "-c", CHILD, str(path), mode, str(args.ae_steps),
@@ -128,7 +134,9 @@ def main() -> None:
     OUT.mkdir(parents=True, exist_ok=True)
     payload = {"cells": args.cells, "genes": args.genes, "density": args.density, **sizes,
                "ae_steps": args.ae_steps, "dit_steps": args.dit_steps, "runs": rows}  # fmt: skip
-    (OUT / "sparse_memory.json").write_text(json.dumps(payload, indent=2))
+    name = "sparse_memory" + ("" if args.modes == "dense,csr,backed" else "_" + args.modes)
+    name = name.replace(",", "_")
+    (OUT / f"{name}.json").write_text(json.dumps(payload, indent=2))
     lines = [
         f"{args.cells} cells × {args.genes} genes, {sizes['nnz']} non-zeros "
         f"(CSR {sizes['csr_mib']:.0f} MiB, dense float32 {sizes['dense_mib']:.0f} MiB)",
@@ -144,7 +152,7 @@ def main() -> None:
             f"| {r['mode']} | {r['rss_after_load_mib']:.0f} | "
             f"{r['rss_after_autoencoder_mib']:.0f} | {r['peak_rss_mib']:.0f} | {r['cpu_s']:.0f} |"
         )
-    (OUT / "sparse_memory.md").write_text("\n".join(lines) + "\n")
+    (OUT / f"{name}.md").write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
 
 

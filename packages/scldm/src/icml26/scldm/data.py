@@ -86,8 +86,12 @@ def counts_matrix(
         out = sparse.csr_matrix(x, dtype=np.float32, copy=True)
         out.data = np.round(out.data)
     else:
-        dense = x.toarray() if sparse.issparse(x) else np.asarray(x)
-        out = np.round(dense).astype(np.float32)
+        # one float32 copy, rounded in place (the caller's array is never modified)
+        if sparse.issparse(x):
+            out = x.toarray().astype(np.float32, copy=False)
+        else:
+            out = np.array(x, dtype=np.float32, copy=True)
+        np.round(out, out=out)
     _check_nonempty(adata, out, allow_empty_cells)
     return out
 
