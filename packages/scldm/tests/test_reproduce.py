@@ -94,3 +94,15 @@ def test_smoke_preset_what_holds(tmp_path):
     by_tag = {c.name[:3]: c for c in report.checks}
     assert by_tag["(d)"].holds, by_tag["(d)"]
     assert report.stat("scLDM", "type_acc", G_TYPE).mean >= 0.5
+
+
+def test_pbmc_split_is_stratified_with_two_test_cells_per_type():
+    from icml26.scldm.reproduce import load_data
+
+    for seed in (0, 2):
+        train, test, held, combos, keys = load_data(PRESETS["pbmc"], seed)
+        assert held is None and combos == [] and keys == ("cell_type",)
+        counts = test.obs["cell_type"].value_counts()
+        assert counts.min() >= 2 and len(counts) == 10
+        assert train.n_obs + test.n_obs == 700
+        assert not set(train.obs_names) & set(test.obs_names)

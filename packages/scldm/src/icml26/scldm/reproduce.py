@@ -251,7 +251,14 @@ def load_data(config: Config, seed: int) -> tuple[Any, Any, Any, list[tuple[str,
         adata = pbmc68k_counts()
         adata.X = adata.X.toarray()  # 700 × 765: the metrics read dense arrays
         del adata.layers["counts"]
-        test = numpy_rng(seed, "split").random(adata.n_obs) < config.test_fraction
+        # stratified: test_fraction of every type, at least 2 cells (per-type metrics)
+        rng = numpy_rng(seed, "split")
+        types = adata.obs["cell_type"].astype(str).to_numpy()
+        test = np.zeros(adata.n_obs, dtype=bool)
+        for t in sorted(set(types)):
+            idx = np.flatnonzero(types == t)
+            k = min(max(2, round(config.test_fraction * idx.size)), idx.size - 2)
+            test[rng.choice(idx, size=k, replace=False)] = True
         return adata[~test].copy(), adata[test].copy(), None, [], ("cell_type",)
     adata = simulate_counts(
         config.n_cells,
