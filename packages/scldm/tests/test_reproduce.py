@@ -59,6 +59,7 @@ def test_reduced_run_computes_every_table_and_check(tmp_path):
     assert all(c.detail for c in checks)
 
 
+@pytest.mark.slow  # ~10 s of CPU: encodes 700 cells × 765 genes four times
 def test_reduced_pbmc_run_uses_the_real_cells(tmp_path):
     config = dataclasses.replace(
         PRESETS["pbmc"], ae_max_steps=6, dit_steps=10, mlp_epochs=2, solver_steps=2,
