@@ -8,7 +8,8 @@ batch size and epochs and the DiT's steps, and runs the package's own ``run`` an
         --budget ae:16:12:300 --budget smoke:16:12:1500 --budget dit4k:16:12:4000
 
 Each ``--budget`` is ``label:ae_batch_size:ae_epochs:dit_steps`` (``ae_epochs`` "rule": the
-preset's convergence rule). Writes
+preset's convergence rule with its step cap; "rule500": the rule with a cap of 500 steps).
+``--no-scvi`` leaves scVI out (its numbers do not depend on these budgets). Writes
 results/scldm/budget/<label>.json and prints one markdown row per budget.
 """
 
@@ -36,7 +37,8 @@ from icml26.scldm.reproduce import (
 from icml26.shared import Report
 
 COLUMNS = (
-    "label | AE batch × epochs | DiT steps | run s | AE recon. type acc | MMD scLDM | "
+    "label | AE batch × epochs | AE steps (stop) | DiT steps | run s | AE recon. type acc | "
+    "MMD scLDM | "
     "MMD AE + Gaussian | MMD MLP VAE | MMD scVI | corr. error scLDM / MLP VAE | "
     "type acc w=1 | type acc w=2 | checks that hold"
 )
@@ -48,16 +50,20 @@ def _short(check: str) -> str:
     return check[:3] + (f" vs {peer}" if peer else "")
 
 
-def budget_config(ae_batch: int, ae_epochs: int | None, dit_steps: int):
-    """The smoke Config with these budgets; ``ae_epochs=None`` keeps its convergence rule,
-    a number of epochs replaces the rule by that fixed budget."""
+def budget_config(
+    ae_batch: int, ae_epochs: int | None, dit_steps: int, *, ae_cap: int | None = None, scvi=True
+):
+    """The smoke Config with these budgets; ``ae_epochs=None`` keeps its convergence rule
+    (with the step cap ``ae_cap``, default the preset's), a number of epochs replaces the
+    rule by that fixed budget."""
     smoke = PRESETS["smoke"]
     return dataclasses.replace(
         smoke,
         ae_batch_size=ae_batch,
         ae_epochs=ae_epochs or smoke.ae_epochs,
-        ae_max_steps=smoke.ae_max_steps if ae_epochs is None else None,
+        ae_max_steps=(ae_cap or smoke.ae_max_steps) if ae_epochs is None else None,
         dit_steps=dit_steps,
+        scvi=scvi and smoke.scvi,
         umap=False,
     )
 
@@ -67,13 +73,21 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--budget", action="append", required=True)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--out", type=Path, default=Path("results/scldm/budget"))
+    ap.add_argument("--no-scvi", action="store_true", help="leave scVI out")
     args = ap.parse_args(argv)
     args.out.mkdir(parents=True, exist_ok=True)
     print(f"| {COLUMNS} |")
     print("|" + "---|" * len(COLUMNS.split("|")))
     for spec in args.budget:
         label, batch, epochs, steps = spec.split(":")
-        cfg = budget_config(int(batch), None if epochs == "rule" else int(epochs), int(steps))
+        rule = epochs.startswith("rule")
+        cfg = budget_config(
+            int(batch),
+            None if rule else int(epochs),
+            int(steps),
+            ae_cap=int(epochs[4:]) if rule and epochs[4:] else None,
+            scvi=not args.no_scvi,
+        )
         t0 = time.perf_counter()
         report = Report.merge([run(cfg, args.seed, args.out)])
         wall = time.perf_counter() - t0
@@ -94,6 +108,8 @@ def main(argv: list[str] | None = None) -> int:
             "dit_steps": cfg.dit_steps,
             "wall_s": wall,
             "recon_type_acc": val(RECON, "type_acc", G_RECON),
+            "ae_steps": val(RECON, "ae_steps", G_RECON),
+            "ae_plateau": val(RECON, "ae_plateau", G_RECON),
             "mmd": {m: val(m, "mmd", G_UNCOND) for m in (METHOD, GAUSSIAN, MLP, SCVI)},
             "corr_error": {m: val(m, "corr_error", G_UNCOND) for m in (METHOD, MLP)},
             "type_acc": {
@@ -108,7 +124,8 @@ def main(argv: list[str] | None = None) -> int:
         mmd, corr = row["mmd"], row["corr_error"]
         held = ", ".join(_short(c["name"]) for c in row["checks"] if c["holds"])
         print(
-            f"| {label} | {cfg.ae_batch_size} × {epochs} | {cfg.dit_steps} | {wall:.0f} | "
+            f"| {label} | {cfg.ae_batch_size} × {epochs} | {row['ae_steps']:.0f} "
+            f"({'plateau' if row['ae_plateau'] == 1 else 'cap'}) | {cfg.dit_steps} | {wall:.0f} | "
             f"{row['recon_type_acc']:.3f} | {mmd[METHOD]:.4f} | {mmd[GAUSSIAN]:.4f} | "
             f"{mmd[MLP]:.4f} | {mmd[SCVI]:.4f} | {corr[METHOD]:.3f} / {corr[MLP]:.3f} | "
             f"{row['type_acc']['w1']:.3f} | {row['type_acc']['w2']:.3f} | {held or 'none'} |",

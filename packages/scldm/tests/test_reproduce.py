@@ -9,11 +9,13 @@ import math
 import pytest
 
 from icml26.scldm.reproduce import (
+    G_EMBED,
     G_PERT,
     G_RECON,
     G_TYPE,
     G_UNCOND,
     PAPER,
+    PCA_EMBED,
     PRESETS,
     RECON,
     judge,
@@ -49,13 +51,31 @@ def test_reduced_run_computes_every_table_and_check(tmp_path):
         assert 0.0 <= report.stat(method, "type_acc", G_TYPE).mean <= 1.0
     assert report.stat("control cells (no effect)", "mmd", G_PERT).mean >= 0
     assert report.stat("scLDM", "mmd", G_UNCOND).mean >= 0
+    for method in ("scLDM", "MLP VAE", PCA_EMBED):
+        assert 0.0 <= report.stat(method, "knn_type_acc", G_EMBED).mean <= 1.0
     checks = judge(report, REDUCED)
-    assert [c.name[:3] for c in checks] == ["(a)", "(b)", "(c)", "(d)"]
+    assert [c.name[:3] for c in checks] == ["(a)", "(b)", "(c)", "(c)", "(d)"]
+    assert checks[3].name.startswith("(c) ceiling")
     assert all(c.detail for c in checks)
 
 
+@pytest.mark.slow  # ~10 s of CPU: encodes 700 cells × 765 genes four times
+def test_reduced_pbmc_run_uses_the_real_cells(tmp_path):
+    config = dataclasses.replace(
+        PRESETS["pbmc"], ae_max_steps=6, dit_steps=10, mlp_epochs=2, solver_steps=2,
+        scvi=False, umap=False, n_pcs=10,
+    )  # fmt: skip
+    report = Report.merge([run(config, 0, tmp_path)])
+    assert G_PERT not in report.groups
+    assert {G_UNCOND, G_TYPE, G_RECON, G_EMBED} <= set(report.groups)
+    assert report.stat("scLDM", "mmd", G_UNCOND).mean >= 0
+    # ten FACS types: the PCA of the real cells keeps much of the identity
+    assert report.stat(PCA_EMBED, "knn_type_acc", G_EMBED).mean > 0.5
+    assert "pbmc68k_reduced" in report.notes[0]
+
+
 def test_presets_are_registered():
-    assert set(PAPER.presets) == {"smoke", "paper"}
+    assert set(PAPER.presets) == {"smoke", "pbmc", "paper"}
     assert PAPER.presets["paper"].n_genes >= 2000 and PAPER.presets["smoke"].n_genes <= 500
 
 
@@ -75,3 +95,15 @@ def test_smoke_preset_what_holds(tmp_path):
     by_tag = {c.name[:3]: c for c in report.checks}
     assert by_tag["(d)"].holds, by_tag["(d)"]
     assert report.stat("scLDM", "type_acc", G_TYPE).mean >= 0.5
+
+
+def test_pbmc_split_is_stratified_with_two_test_cells_per_type():
+    from icml26.scldm.reproduce import load_data
+
+    for seed in (0, 2):
+        train, test, held, combos, keys = load_data(PRESETS["pbmc"], seed)
+        assert held is None and combos == [] and keys == ("cell_type",)
+        counts = test.obs["cell_type"].value_counts()
+        assert counts.min() >= 2 and len(counts) == 10
+        assert train.n_obs + test.n_obs == 700
+        assert not set(train.obs_names) & set(test.obs_names)

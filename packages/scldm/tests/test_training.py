@@ -7,7 +7,8 @@ import itertools
 import pytest
 import torch
 
-from icml26.scldm import EMA, OptimConfig, PlateauRule, run_training, wsd_schedule
+from icml26.scldm import EMA, OptimConfig, run_training, wsd_schedule
+from icml26.shared import Plateau
 
 
 def test_wsd_schedule_sqrt():
@@ -44,19 +45,6 @@ def test_ema_copies_then_averages():
     assert torch.allclose(ema.model.weight, torch.full((1, 2), 2.0))
 
 
-def test_plateau_rule_counts_windows_without_relative_improvement():
-    rule = PlateauRule(4, patience=2, min_delta=0.01)
-    assert not rule.observe(10.0)
-    assert not rule.observe(9.0)  # improved by 10 %
-    assert not rule.observe(8.95)  # 0.6 % < 1 %: one bad window
-    assert not rule.observe(8.0)  # improved: the count restarts
-    assert not rule.observe(7.99)
-    assert rule.observe(8.5)  # two bad windows in a row
-    assert rule.history == [10.0, 9.0, 8.95, 8.0, 7.99, 8.5]
-    with pytest.raises(ValueError):
-        PlateauRule(0)
-
-
 def _run(losses_of_step, *, steps, patience=2):
     param = torch.nn.Parameter(torch.zeros(1))
     model = torch.nn.Module()
@@ -66,7 +54,7 @@ def _run(losses_of_step, *, steps, patience=2):
     def step_loss(m, data, gen):
         return m.p.sum() * 0 + losses_of_step(next(calls))
 
-    rule = PlateauRule(5, patience=patience, min_delta=1e-3)
+    rule = Plateau(window=5, patience=patience, min_delta=1e-3, cap=steps)
     losses = run_training(
         model,
         step_loss,
@@ -87,14 +75,30 @@ def test_run_training_stops_on_a_plateau_after_an_early_decay():
     # 200): decay over 10 % of 45 steps, stop at 49
     losses, rule = _run(lambda k: max(100.0 - k, 70.0), steps=200)
     assert len(losses) == 49
-    assert rule.history[-3:] == [70.0, 70.0, 70.0]
-    # a plateau inside the warmup is not acted on: with a cap of 1000 (warmup 100) the
-    # decay starts at the first window end after the warmup
-    losses, _ = _run(lambda k: max(100.0 - k, 70.0), steps=1000)
+    assert rule.windows[-3:] == [70.0, 70.0, 70.0]
+    assert rule.summary() == {"steps": 45, "reason": "plateau", "best_window_loss": 70.0}
+    # a plateau inside the warmup (step 45 of a 100-step warmup for a cap of 1000) starts
+    # the decay when the warmup ends: 100 + 10 % of 100 steps
+    losses, rule = _run(lambda k: max(100.0 - k, 70.0), steps=1000)
     assert len(losses) == 100 + 10
+    assert rule.reason == "plateau" and rule.steps == 45
 
 
 def test_run_training_stops_at_the_cap_without_a_plateau():
     losses, rule = _run(lambda k: 100.0 * 0.99**k, steps=60)  # always 5 % better per window
     assert len(losses) == 60
-    assert len(rule.history) == 12
+    assert len(rule.windows) == 12
+    assert rule.reason == "cap" and rule.steps == 60
+
+
+def test_autoencoder_records_its_convergence_rule(tiny_adata):
+    from icml26.scldm import AutoencoderConfig, ScLDM, TrainingConfig
+
+    ae = AutoencoderConfig(n_embed=16, n_latent_tokens=2, latent_dim=4, n_layer=1, n_head=2,
+                           n_head_cross=2)  # fmt: skip
+    training = TrainingConfig(autoencoder_batch_size=32, autoencoder_max_steps=12,
+                              autoencoder_window=4, autoencoder_patience=50)  # fmt: skip
+    model = ScLDM(ae, training=training, device="cpu").fit_autoencoder(tiny_adata, seed=0)
+    assert model.autoencoder_stop["reason"] == "cap" and model.autoencoder_stop["steps"] == 12
+    assert len(model.history["autoencoder"]) == 12
+    assert len(model.history["autoencoder_plateau"]) == 3

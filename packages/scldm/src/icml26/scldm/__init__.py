@@ -30,9 +30,11 @@ from icml26.scldm.baselines import (
     scvi_available,
 )
 from icml26.scldm.data import (
+    BackedCounts,
     ConditionVocabulary,
     LibrarySizeModel,
     counts_matrix,
+    pbmc68k_counts,
     read_h5ad,
 )
 from icml26.scldm.diffusion import flow_matching_loss, guided_velocity, solve_ode
@@ -53,13 +55,14 @@ from icml26.scldm.metrics import (
 )
 from icml26.scldm.model import ScLDM, TrainingConfig
 from icml26.scldm.simulate import simulate_counts
-from icml26.scldm.training import EMA, OptimConfig, PlateauRule, run_training, wsd_schedule
+from icml26.scldm.training import EMA, OptimConfig, run_training, wsd_schedule
 
 __all__ = [
     "EMA",
     "MCAB",
     "MLPVAE",
     "AutoencoderConfig",
+    "BackedCounts",
     "CellTypeClassifier",
     "ConditionVocabulary",
     "CrossAttention",
@@ -73,7 +76,6 @@ __all__ = [
     "MLPVAEModule",
     "NegativeBinomialHead",
     "OptimConfig",
-    "PlateauRule",
     "ScLDM",
     "ScviBaseline",
     "TrainingConfig",
@@ -85,6 +87,7 @@ __all__ = [
     "log_normalize",
     "mmd_rbf",
     "nb_log_prob",
+    "pbmc68k_counts",
     "r2_means",
     "r2_variances",
     "read_h5ad",
@@ -98,4 +101,4 @@ __all__ = [
     "wsd_schedule",
 ]
 
-__version__ = "0.1.0"
+__version__ = "0.3.0"

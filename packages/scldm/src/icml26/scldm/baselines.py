@@ -36,7 +36,7 @@ from icml26.scldm.data import ConditionVocabulary, LibrarySizeModel, check_annda
 from icml26.scldm.likelihood import nb_log_prob, sample_negative_binomial
 from icml26.scldm.model import ScLDM, resolve_device
 from icml26.scldm.training import OptimConfig, run_training
-from icml26.shared import numpy_rng, quiet_dependencies
+from icml26.shared import Plateau, numpy_rng, quiet_dependencies
 
 log = logging.getLogger(__name__)
 
@@ -192,7 +192,12 @@ class MLPVAEModule(nn.Module):
 
 
 class MLPVAE:
-    """Fit/generate/embed front end of :class:`MLPVAEModule` (AnnData in, AnnData out)."""
+    """Fit/generate/embed front end of :class:`MLPVAEModule` (AnnData in, AnnData out).
+
+    ``patience`` switches training to the convergence rule (:class:`icml26.shared.Plateau`
+    on the training ELBO, one epoch per window, relative ``min_delta``) with ``epochs`` as
+    the cap; without it ``epochs`` is a fixed budget. ``stop`` records the rule's summary.
+    """
 
     def __init__(
         self,
@@ -205,10 +210,16 @@ class MLPVAE:
         epochs: int = 100,
         batch_size: int = 128,
         lr: float = 1e-3,
+        patience: int | None = None,
+        min_delta: float = 1e-2,
         device: str | torch.device | None = None,
     ):
         if epochs < 1 or batch_size < 1:
             raise ValueError("epochs and batch_size must be positive")
+        if patience is not None and patience < 1:
+            raise ValueError(f"patience must be positive, got {patience}")
+        self.patience, self.min_delta = patience, min_delta
+        self.stop: dict[str, Any] | None = None
         self.arch = {
             "n_hidden": n_hidden,
             "n_layers": n_layers,
@@ -237,18 +248,30 @@ class MLPVAE:
         with torch.random.fork_rng(devices=[]):
             torch.manual_seed(seed)
             module = MLPVAEModule(counts.shape[1], **self.arch).to(self.device)
-        steps = self.epochs * max(len(counts) // self.batch_size, 1)
-        run_training(
-            module,
-            lambda m, d, g: m(d[0], g),
-            [torch.from_numpy(counts)],
-            steps=steps,
-            batch_size=self.batch_size,
-            optim=OptimConfig(lr=self.lr, decay_fraction=0.0),
-            device=self.device,
-            seed=seed,
-            desc="MLP VAE",
-        )
+        per_epoch = max(len(counts) // self.batch_size, 1)
+        steps = self.epochs * per_epoch
+        rule = None
+        if self.patience is not None:
+            rule = Plateau(
+                window=per_epoch, patience=self.patience, min_delta=self.min_delta, cap=steps
+            )
+        # dropout draws from the global generators: seed them, leave the caller's state alone
+        devices = [self.device] if self.device.type == "cuda" else []
+        with torch.random.fork_rng(devices=devices):
+            torch.manual_seed(seed + 17)
+            run_training(
+                module,
+                lambda m, d, g: m(d[0], g),
+                [torch.from_numpy(counts)],
+                steps=steps,
+                batch_size=self.batch_size,
+                optim=OptimConfig(lr=self.lr, decay_fraction=0.0),
+                device=self.device,
+                seed=seed,
+                stop_rule=rule,
+                desc="MLP VAE",
+            )
+        self.stop = rule.summary() if rule is not None else None
         self.module = module.to(self.device).eval().requires_grad_(False)
         self.vocabulary, self.library_model, self.conditioner = _condition_models(
             adata, counts, condition_keys, lambda: self._latent(counts)

@@ -6,7 +6,9 @@
   rejects unknown keys and values;
 - :class:`LibrarySizeModel` keeps the mean and sd of the log-library per condition,
   the statistics the official code samples library sizes from at generation time;
-- :func:`read_h5ad` loads an ``.h5ad`` file and checks its counts;
+- :func:`read_h5ad` loads an ``.h5ad`` file and checks its counts (``backed="r"``: the
+  matrix stays on disk and is read one mini-batch of rows at a time);
+- :func:`pbmc68k_counts`: real PBMC counts from the file scanpy ships in its wheel;
 - :func:`simulate_counts` (re-exported from :mod:`icml26.scldm.simulate`).
 """
 
@@ -24,12 +26,14 @@ from scipy import sparse
 from icml26.scldm.simulate import simulate_counts
 
 __all__ = [
+    "BackedCounts",
     "ConditionVocabulary",
     "LibrarySizeModel",
     "check_anndata",
     "counts_matrix",
     "dense_rows",
     "library_sizes",
+    "pbmc68k_counts",
     "read_h5ad",
     "simulate_counts",
 ]
@@ -55,7 +59,8 @@ def counts_matrix(
     """The raw counts of ``adata`` as a float32 matrix (cells × genes).
 
     ``layer=None`` reads ``.X``. Dense by default; with ``keep_sparse`` a sparse input
-    stays a CSR matrix (never densified whole: read its rows with :func:`dense_rows`).
+    stays a CSR matrix (never densified whole: read its rows with :func:`dense_rows`), and
+    the ``.X`` of a backed AnnData stays on disk as :class:`BackedCounts`.
     Raises ``ValueError`` for a missing layer and for values that are not counts
     (negative, non-integer, NaN/inf), and, unless ``allow_empty_cells``, for cells
     without a single count.
@@ -67,7 +72,31 @@ def counts_matrix(
     x = adata.X if layer is None else adata.layers[layer]
     if x is None:
         raise ValueError(f"{where} is empty")
+    if layer is None and getattr(adata, "isbacked", False):
+        backed = BackedCounts(x, where=where)  # validated while streaming its rows once
+        if keep_sparse:
+            out = backed
+        else:
+            out = np.round(dense_rows(backed, slice(None))).astype(np.float32)
+        _check_nonempty(adata, out, allow_empty_cells)
+        return out
     values = x.data if sparse.issparse(x) else np.asarray(x)
+    _check_count_values(values, where)
+    if sparse.issparse(x) and keep_sparse:
+        out = sparse.csr_matrix(x, dtype=np.float32, copy=True)
+        out.data = np.round(out.data)
+    else:
+        # one float32 copy, rounded in place (the caller's array is never modified)
+        if sparse.issparse(x):
+            out = x.toarray().astype(np.float32, copy=False)
+        else:
+            out = np.array(x, dtype=np.float32, copy=True)
+        np.round(out, out=out)
+    _check_nonempty(adata, out, allow_empty_cells)
+    return out
+
+
+def _check_count_values(values: np.ndarray, where: str) -> None:
     if values.dtype.kind not in "biuf":
         raise TypeError(f"{where} must be numeric, got dtype {values.dtype}")
     if values.size:
@@ -83,22 +112,60 @@ def counts_matrix(
                 f"{where} has non-integer values (e.g. {values.ravel()[np.argmax(frac)]}); "
                 "expected raw counts, not normalised or log-transformed data"
             )
-    if sparse.issparse(x) and keep_sparse:
-        out = sparse.csr_matrix(x, dtype=np.float32, copy=True)
-        out.data = np.round(out.data)
-    else:
-        dense = x.toarray() if sparse.issparse(x) else np.asarray(x)
-        out = np.round(dense).astype(np.float32)
-    if not allow_empty_cells:
-        empty = np.flatnonzero(library_sizes(out) == 0)
-        if empty.size:
-            names = ", ".join(map(str, adata.obs_names[empty[:5]]))
-            raise ValueError(f"{empty.size} cells have no counts (e.g. {names}); filter them first")
-    return out
+
+
+def _check_nonempty(adata: Any, counts: Any, allow_empty_cells: bool) -> None:
+    if allow_empty_cells:
+        return
+    empty = np.flatnonzero(library_sizes(counts) == 0)
+    if empty.size:
+        names = ", ".join(map(str, adata.obs_names[empty[:5]]))
+        raise ValueError(f"{empty.size} cells have no counts (e.g. {names}); filter them first")
+
+
+class BackedCounts:
+    """The counts of a backed AnnData (``read_h5ad(path, backed="r")``), kept on disk.
+
+    Construction streams the rows once, ``chunk_rows`` at a time, to check that they are
+    counts and to sum the library sizes; afterwards ``counts[rows]`` (an index array or a
+    slice) reads just those rows from the file, as CSR (sparse on disk) or dense, in the
+    order asked for. Host memory grows with the chunk and the batch, not with the file.
+    """
+
+    def __init__(self, matrix: Any, *, where: str = "adata.X", chunk_rows: int = 8192):
+        if len(getattr(matrix, "shape", ())) != 2:
+            raise TypeError(f"{where} must be a 2-D matrix, got {type(matrix).__name__}")
+        self.matrix, self.shape = matrix, tuple(matrix.shape)
+        library = np.zeros(self.shape[0], dtype=np.float64)
+        for start in range(0, self.shape[0], chunk_rows):
+            block = matrix[start : start + chunk_rows]
+            values = block.data if sparse.issparse(block) else np.asarray(block)
+            _check_count_values(values, where)
+            library[start : start + chunk_rows] = np.asarray(block.sum(axis=1)).ravel()
+        self.library = library
+
+    def __len__(self) -> int:
+        return self.shape[0]
+
+    def __getitem__(self, rows: Any) -> Any:
+        if isinstance(rows, slice):
+            block = self.matrix[rows]
+        else:  # the file reads increasing rows: read sorted, then restore the order asked
+            rows = np.asarray(rows, dtype=np.int64).ravel()
+            order, inverse = np.unique(rows, return_inverse=True)
+            block = self.matrix[order]
+            block = block[inverse.ravel()]
+        if sparse.issparse(block):
+            block = sparse.csr_matrix(block, dtype=np.float32)
+            block.data = np.round(block.data)
+            return block
+        return np.round(np.asarray(block, dtype=np.float32))
 
 
 def library_sizes(counts: Any) -> np.ndarray:
-    """Total counts per cell of a dense or sparse matrix, as a 1-D float64 array."""
+    """Total counts per cell of a dense, sparse or backed matrix, as a 1-D float64 array."""
+    if isinstance(counts, BackedCounts):
+        return counts.library.copy()
     return np.asarray(counts.sum(axis=1), dtype=np.float64).ravel()
 
 
@@ -130,15 +197,48 @@ class RowBatches:
         return torch.from_numpy(dense_rows(self.counts, rows))
 
 
-def read_h5ad(path: str | Path, *, layer: str | None = None) -> Any:
-    """Read an ``.h5ad`` file and check that ``.X`` (or ``layer``) holds raw counts."""
+def read_h5ad(path: str | Path, *, layer: str | None = None, backed: bool = False) -> Any:
+    """Read an ``.h5ad`` file and check that ``.X`` (or ``layer``) holds raw counts.
+
+    ``backed=True`` opens it with ``anndata``'s ``backed="r"``: ``.X`` stays on disk,
+    is checked by streaming its rows, and :meth:`ScLDM.fit <icml26.scldm.ScLDM.fit>`,
+    ``embed`` and ``reconstruct`` read one mini-batch of rows at a time (layers of a
+    backed file are held in memory by ``anndata``; keep the counts in ``.X``).
+    """
     import anndata as ad
 
     path = Path(path)
     if not path.is_file():
         raise ValueError(f"no such file: {path}")
-    adata = ad.read_h5ad(path)
-    counts_matrix(adata, layer, allow_empty_cells=True)
+    adata = ad.read_h5ad(path, backed="r" if backed else None)
+    counts_matrix(adata, layer, allow_empty_cells=True, keep_sparse=True)
+    return adata
+
+
+def pbmc68k_counts() -> Any:
+    """Raw counts of scanpy's bundled ``pbmc68k_reduced`` (700 PBMCs × 765 genes, 10 FACS
+    labels), recovered from its ``.raw`` layer; no download.
+
+    ``.raw.X`` holds ``log1p(counts / n_counts · 10⁴)`` (scanpy's ``normalize_per_cell``
+    then ``log1p``) and ``.obs["n_counts"]`` the per-cell totals before gene filtering, so
+    ``round(expm1(raw.X) · n_counts / 10⁴)`` gives the counts back (largest rounding
+    residual 0.08 of a count: the file stores three decimals). The result has the counts
+    (CSR) in ``.X`` and a ``"counts"`` layer, the FACS label as the categorical
+    ``obs["cell_type"]`` (from ``bulk_labels``) and the Louvain cluster as ``obs["louvain"]``.
+    """
+    import anndata as ad
+    import scanpy as sc
+
+    src = sc.datasets.pbmc68k_reduced()
+    logn = src.raw.X.toarray() if sparse.issparse(src.raw.X) else np.asarray(src.raw.X)
+    totals = src.obs["n_counts"].to_numpy(dtype=np.float64)[:, None]
+    counts = np.round(np.expm1(logn.astype(np.float64)) * totals / 1e4).astype(np.float32)
+    obs = pd.DataFrame(index=src.obs_names.astype(str))
+    obs["cell_type"] = pd.Categorical(src.obs["bulk_labels"].astype(str))
+    obs["louvain"] = pd.Categorical(src.obs["louvain"].astype(str))
+    x = sparse.csr_matrix(counts)
+    adata = ad.AnnData(X=x, obs=obs, var=pd.DataFrame(index=src.raw.var_names.astype(str)))
+    adata.layers["counts"] = x.copy()
     return adata
 
 

@@ -40,8 +40,8 @@ from icml26.scldm.data import (
 from icml26.scldm.diffusion import SOLVERS, Solver, flow_matching_loss, guided_velocity, solve_ode
 from icml26.scldm.dit import DiT, DiTConfig
 from icml26.scldm.likelihood import sample_negative_binomial
-from icml26.scldm.training import EMA, OptimConfig, PlateauRule, run_training
-from icml26.shared import numpy_rng, torch_generator
+from icml26.scldm.training import EMA, OptimConfig, run_training
+from icml26.shared import Plateau, barrier, is_main_process, numpy_rng, torch_generator
 
 log = logging.getLogger(__name__)
 
@@ -67,8 +67,8 @@ class TrainingConfig:
     EMA 0.9999 every 10 steps after step 10k. ``diffusion_steps`` overrides
     ``diffusion_epochs`` when set.
 
-    ``autoencoder_max_steps`` switches stage A to a convergence rule
-    (:class:`~icml26.scldm.training.PlateauRule`): train until the mean reconstruction
+    ``autoencoder_max_steps`` switches stage A to the house convergence rule
+    (:class:`icml26.shared.Plateau`): train until the mean reconstruction
     NLL of the training batches over a window (``autoencoder_window`` steps, default one
     epoch) has not improved by a relative ``autoencoder_min_delta`` for
     ``autoencoder_patience`` windows, then run the schedule's decay; at most
@@ -149,6 +149,8 @@ class ScLDM:
         self.latent_shift: torch.Tensor | None = None
         self.latent_scale: torch.Tensor | None = None
         self.history: dict[str, list[float]] = {}
+        # the autoencoder's convergence rule: steps, reason ("plateau"/"cap"), best window
+        self.autoencoder_stop: dict[str, Any] | None = None
 
     # -- state --------------------------------------------------------------------------
     @property
@@ -215,10 +217,11 @@ class ScLDM:
         rule = None
         if cfg.autoencoder_max_steps is not None:  # convergence rule, with a step cap
             steps = cfg.autoencoder_max_steps
-            rule = PlateauRule(
-                cfg.autoencoder_window or per_epoch,
+            rule = Plateau(
+                window=cfg.autoencoder_window or per_epoch,
                 patience=cfg.autoencoder_patience,
                 min_delta=cfg.autoencoder_min_delta,
+                cap=steps,
             )
         else:
             steps = cfg.autoencoder_epochs * per_epoch
@@ -240,7 +243,8 @@ class ScLDM:
             desc="scLDM autoencoder",
         )
         if rule is not None:
-            self.history["autoencoder_plateau"] = rule.history
+            self.history["autoencoder_plateau"] = list(rule.windows)
+            self.autoencoder_stop = rule.summary()
         self.autoencoder = ae.to(self.device).eval().requires_grad_(False)
         self.dit = self.ema = None
         return self
@@ -562,11 +566,21 @@ class ScLDM:
 
     # -- persistence ----------------------------------------------------------------------
     def save(self, path: str | Path) -> Path:
-        """Write ``config.json`` and ``model.safetensors`` into the folder ``path``."""
-        from safetensors.torch import save_file
+        """Write ``config.json`` and ``model.safetensors`` into the folder ``path``.
 
+        Under a launcher (``torchrun``, ``accelerate launch``) only the main process
+        writes; the others wait at a barrier until the files are there.
+        """
         self._require()
         path = Path(path)
+        if is_main_process():
+            self._write(path)
+        barrier()
+        return path
+
+    def _write(self, path: Path) -> None:
+        from safetensors.torch import save_file
+
         path.mkdir(parents=True, exist_ok=True)
         tensors = {}
         for prefix, module in (
@@ -592,7 +606,6 @@ class ScLDM:
             "library_model": self.library_model.to_dict() if self.library_model else None,
         }
         (path / "config.json").write_text(json.dumps(config, indent=1))
-        return path
 
     @classmethod
     def load(cls, path: str | Path, *, device: str | torch.device | None = None) -> ScLDM:

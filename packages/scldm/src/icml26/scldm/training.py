@@ -19,7 +19,7 @@ from dataclasses import dataclass
 import torch
 from torch import nn
 
-from icml26.shared import progress
+from icml26.shared import Plateau, progress
 
 log = logging.getLogger(__name__)
 
@@ -90,36 +90,6 @@ class EMA:
             p.lerp_(src[name], 1 - self.beta)
 
 
-class PlateauRule:
-    """Convergence rule: stop when the mean training loss over a window of steps has not
-    improved by a relative ``min_delta`` for ``patience`` windows in a row.
-
-    :meth:`observe` takes one window's mean loss (all processes' mean, so every process
-    decides alike) and returns whether training has converged. ``history`` keeps the
-    window means.
-    """
-
-    def __init__(self, window: int, *, patience: int = 5, min_delta: float = 1e-3):
-        if window < 1 or patience < 1:
-            raise ValueError(f"window and patience must be positive, got {window}, {patience}")
-        if not min_delta >= 0:
-            raise ValueError(f"min_delta must be >= 0, got {min_delta}")
-        self.window, self.patience, self.min_delta = window, patience, min_delta
-        self.best = math.inf
-        self.bad = 0
-        self.history: list[float] = []
-
-    def observe(self, window_mean: float) -> bool:
-        self.history.append(float(window_mean))
-        if not math.isfinite(self.best) or window_mean < self.best - self.min_delta * abs(
-            self.best
-        ):
-            self.best, self.bad = float(window_mean), 0
-        else:
-            self.bad += 1
-        return self.bad >= self.patience
-
-
 @dataclass(frozen=True)
 class OptimConfig:
     """AdamW + WSD schedule + gradient clipping for one training stage."""
@@ -158,7 +128,7 @@ def run_training(
     device: torch.device,
     seed: int,
     ema: EMA | None = None,
-    stop_rule: PlateauRule | None = None,
+    stop_rule: Plateau | None = None,
     desc: str = "training",
 ) -> list[float]:
     """Minimise ``step_loss(model, batch, generator)`` for ``steps`` optimiser steps.
@@ -167,10 +137,14 @@ def run_training(
     rows per process without replacement (epochs are reshuffled). ``step_loss`` returns
     the loss, or ``(loss, monitored)`` where ``monitored`` is what ``stop_rule`` watches.
 
-    With a ``stop_rule``, ``steps`` is a cap: once the rule sees a plateau (after the
-    warmup) the stable phase of the warmup–stable–decay schedule ends and its decay runs
-    over ``decay_fraction`` of the steps taken so far, then training stops. Returns the
-    loss of every step of this process.
+    With a ``stop_rule`` (:class:`icml26.shared.Plateau`, the house convergence rule),
+    ``steps`` is the cap: the rule gets the monitored training loss of every step (the
+    mean over processes, reduced once per window, so every process decides alike). Once
+    it reports a plateau, the stable phase of the warmup–stable–decay schedule ends and
+    its decay runs over ``decay_fraction`` of the steps taken so far, then training
+    stops; a plateau found inside the warmup starts that decay when the warmup ends.
+    ``stop_rule.summary()`` then tells the steps, the reason and the best window.
+    Returns the loss of every step of this process.
     """
     if steps < 1:
         raise ValueError(f"steps must be positive, got {steps}")
@@ -197,7 +171,7 @@ def run_training(
     early: list[int] = []
 
     def lr_factor(step: int) -> float:
-        if not early:
+        if not early or step < early[0]:  # before the early decay: the usual schedule
             return factor(step)
         start, n_anneal = early
         p = min((step - start) / n_anneal, 1.0)
@@ -220,6 +194,7 @@ def run_training(
     window: list[torch.Tensor] = []
     n_hold = steps - int(optim.decay_fraction * steps)
     stop_at = steps
+    handled = False  # the rule's plateau has been acted on
     for step in bar:
         if step >= stop_at:
             break
@@ -242,17 +217,22 @@ def run_training(
         if ema is not None:
             ema.update(accelerator.unwrap_model(prepared), step + 1)
         losses.append(float(loss.detach()))
-        if stop_rule is not None and not early:
+        if stop_rule is not None and not stop_rule.stopped:
             window.append(monitored.detach())
-            if len(window) == stop_rule.window:
-                mean = accelerator.reduce(torch.stack(window).mean(), reduction="mean")
+            if len(window) == stop_rule.window or step + 1 == steps:
+                # every process feeds the rule the same all-process means
+                means = accelerator.reduce(torch.stack(window), reduction="mean")
                 window = []
-                converged = stop_rule.observe(float(mean))
-                if converged and warmup_steps <= step + 1 < n_hold:
-                    n_anneal = max(int(optim.decay_fraction * (step + 1)), 1)
-                    early[:] = [step + 1, n_anneal]
-                    stop_at = step + 1 + n_anneal
-                    log.info("%s: plateau at step %d, decaying for %d", desc, step + 1, n_anneal)
+                for value in means.tolist():
+                    stop_rule.update(value)
+        if stop_rule is not None and stop_rule.reason == "plateau" and not handled:
+            handled = True
+            begin = max(step + 1, warmup_steps)
+            if begin < n_hold:  # past the stable phase the scheduled decay is already on
+                n_anneal = max(int(optim.decay_fraction * begin), 1)
+                early[:] = [begin, n_anneal]
+                stop_at = begin + n_anneal
+                log.info("%s: plateau at step %d, decaying for %d", desc, step + 1, n_anneal)
         if step % 50 == 0:
             bar.set_postfix(loss=f"{losses[-1]:.4g}")
     log.info("%s: %d steps, final loss %.4g", desc, len(losses), losses[-1])
