@@ -165,7 +165,11 @@ def parse_program(text: str) -> Program:
 
 # -- numerics --------------------------------------------------------------------------
 def _cross(u: np.ndarray, v: np.ndarray) -> float:
-    return float(u[0] * v[1] - u[1] * v[0])
+    # A point at infinity (two parallel lines intersected) makes this NaN on purpose:
+    # the coordinate stage rejects non-finite residuals as degenerate, with a reason,
+    # so numpy's RuntimeWarning would only repeat what the rejection already says.
+    with np.errstate(invalid="ignore", over="ignore"):
+        return float(u[0] * v[1] - u[1] * v[0])
 
 
 def _angle(p: np.ndarray, vertex: np.ndarray, q: np.ndarray) -> float:
