@@ -64,4 +64,3 @@ def test_failing_rank_script_patches_one_rank_only(tmp_path):
     assert done.returncode != 0, done.tail()
     assert FAILURE_MESSAGE in done.stderr
     assert done.seconds < 200
-
