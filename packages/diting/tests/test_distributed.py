@@ -92,29 +92,24 @@ def test_cli_train_writes_a_checkpoint(tmp_path, capsys):
 def test_a_failing_rank_ends_the_run_with_its_error(tmp_path):
     """Rank 1 raises at its first backward pass while rank 0 waits in the gradient
     all-reduce: the launcher must end the run with the error, no checkpoint, no hang."""
-    from icml26.shared.testing import FAILURE_MESSAGE, failing_rank_script, torchrun
+    from icml26.shared.testing import FAILURE_MESSAGE, launch_with_failing_rank
 
-    entry = "import sys\nfrom icml26.diting import cli\nsys.exit(cli.main(sys.argv[1:]))"
-    script = failing_rank_script(tmp_path / "fail.py", "torch.autograd:backward", entry)
     ckpt = tmp_path / "failed"
-    done = torchrun(
-        [
-            script,
-            "train",
-            str(ckpt),
-            "--cells",
-            "8",
-            "--length",
-            "8",
-            "--max-epochs",
-            "2",
-            "--batch-size",
-            "4",
-            "--device",
-            "cpu",
-        ],
-        timeout_s=300,
-    )
+    args = [
+        "train",
+        str(ckpt),
+        "--cells",
+        "8",
+        "--length",
+        "8",
+        "--max-epochs",
+        "2",
+        "--batch-size",
+        "4",
+        "--device",
+        "cpu",
+    ]
+    done = launch_with_failing_rank("icml26.diting.cli", args, workdir=tmp_path)
     assert done.returncode != 0, done.tail()
-    assert FAILURE_MESSAGE in done.stderr + done.stdout, done.tail()
+    assert FAILURE_MESSAGE in done.output, done.tail()
     assert not (ckpt / "model.safetensors").exists()

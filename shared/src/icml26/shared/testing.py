@@ -18,7 +18,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["FAILURE_MESSAGE", "Launch", "failing_rank_script", "torchrun"]
+__all__ = [
+    "FAILURE_MESSAGE",
+    "Launch",
+    "failing_rank_script",
+    "launch_with_failing_rank",
+    "torchrun",
+]
 
 FAILURE_MESSAGE = "rank 1 failed on purpose"
 
@@ -31,6 +37,11 @@ class Launch:
     stdout: str
     stderr: str
     seconds: float
+
+    @property
+    def output(self) -> str:
+        """Both streams together."""
+        return self.stdout + self.stderr
 
     def tail(self, chars: int = 3000) -> str:
         """The end of both streams, for an assertion message."""
@@ -95,3 +106,24 @@ def failing_rank_script(
     out = Path(path)
     out.write_text(code + "\n" + textwrap.dedent(entry).strip() + "\n", encoding="utf-8")
     return out
+
+
+def launch_with_failing_rank(
+    cli_module: str,
+    args: Sequence[str | os.PathLike[str]],
+    *,
+    workdir: str | os.PathLike[str],
+    target: str = "torch.autograd:backward",
+    nproc: int = 2,
+    timeout_s: float = 300.0,
+) -> Launch:
+    """Run ``cli_module.main(args)`` under ``torchrun`` with ``target`` raising on rank 1.
+
+    The default target makes rank 1 fail at its first backward pass while the others
+    wait in the gradient all-reduce (``Tensor.backward`` looks ``torch.autograd.backward``
+    up at call time), the case where a missing launcher or process-group timeout hangs.
+    The launcher script is written into ``workdir``.
+    """
+    entry = f"import sys\nfrom {cli_module} import main\nsys.exit(main(sys.argv[1:]))"
+    script = failing_rank_script(Path(workdir) / "launch_failing_rank.py", target, entry)
+    return torchrun([script, *args], nproc=nproc, cwd=workdir, timeout_s=timeout_s)

@@ -1,24 +1,7 @@
 """Batched trials over all local devices; the implementation lives in
 :mod:`icml26.shared.sharding` (shared with gausscbo) and is re-exported here."""
 
-from icml26.shared.sharding import (
-    AXIS,
-    local_devices,
-    map_trials,
-    pad_trials,
-    padded_count,
-    replicate,
-    shard_trials,
-    trial_mesh,
-)
+from icml26.shared import sharding as _shared
+from icml26.shared.sharding import *  # noqa: F403
 
-__all__ = [
-    "AXIS",
-    "local_devices",
-    "map_trials",
-    "pad_trials",
-    "padded_count",
-    "replicate",
-    "shard_trials",
-    "trial_mesh",
-]
+__all__ = list(_shared.__all__)
