@@ -85,3 +85,36 @@ def test_cli_train_writes_a_checkpoint(tmp_path, capsys):
     assert "trained DITING for 1 epochs" in capsys.readouterr().out
     model, extra = load_model(tmp_path / "c")
     assert extra["stopping"]["steps"] == 1 and model.config.charge_discharge_length == 8
+
+
+@pytest.mark.slow
+@pytest.mark.distributed
+def test_a_failing_rank_ends_the_run_with_its_error(tmp_path):
+    """Rank 1 raises at its first backward pass while rank 0 waits in the gradient
+    all-reduce: the launcher must end the run with the error, no checkpoint, no hang."""
+    from icml26.shared.testing import FAILURE_MESSAGE, failing_rank_script, torchrun
+
+    entry = "import sys\nfrom icml26.diting import cli\nsys.exit(cli.main(sys.argv[1:]))"
+    script = failing_rank_script(tmp_path / "fail.py", "torch.autograd:backward", entry)
+    ckpt = tmp_path / "failed"
+    done = torchrun(
+        [
+            script,
+            "train",
+            str(ckpt),
+            "--cells",
+            "8",
+            "--length",
+            "8",
+            "--max-epochs",
+            "2",
+            "--batch-size",
+            "4",
+            "--device",
+            "cpu",
+        ],
+        timeout_s=300,
+    )
+    assert done.returncode != 0, done.tail()
+    assert FAILURE_MESSAGE in done.stderr + done.stdout, done.tail()
+    assert not (ckpt / "model.safetensors").exists()

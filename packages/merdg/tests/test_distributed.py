@@ -75,3 +75,38 @@ def test_torchrun_two_cpu_processes_train_one_model_and_write_once(tmp_path):
     assert len(lines) == 1 and "on 2 processes" in lines[0], proc.stdout
     saved = load_file(str(out / "model.safetensors"))
     assert saved and all(np.isfinite(v).all() for v in saved.values())
+
+
+@pytest.mark.slow
+@pytest.mark.distributed
+def test_a_failing_rank_ends_the_run_with_its_error(tmp_path):
+    """Rank 1 raises at its first backward pass while rank 0 waits in the gradient
+    all-reduce: the launcher must end the run with the error, no checkpoint, no hang."""
+    from icml26.merdg import cli as merdg_cli
+    from icml26.shared.testing import FAILURE_MESSAGE, failing_rank_script, torchrun
+
+    data = tmp_path / "d.npz"
+    assert merdg_cli.main(["simulate", str(data), "--per-domain", "60", "--target", "0"]) == 0
+    entry = "import sys\nfrom icml26.merdg import cli\nsys.exit(cli.main(sys.argv[1:]))"
+    script = failing_rank_script(tmp_path / "fail.py", "torch.autograd:backward", entry)
+    ckpt = tmp_path / "failed"
+    done = torchrun(
+        [
+            script,
+            "train",
+            str(data),
+            str(ckpt),
+            "--target",
+            "0",
+            "--epochs",
+            "2",
+            "--batch-size",
+            "12",
+            "--device",
+            "cpu",
+        ],
+        timeout_s=300,
+    )
+    assert done.returncode != 0, done.tail()
+    assert FAILURE_MESSAGE in done.stderr + done.stdout, done.tail()
+    assert not (ckpt / "model.safetensors").exists()

@@ -90,3 +90,36 @@ def test_torchrun_two_cpu_processes_train_one_model_and_write_once(tmp_path):
     model = load_checkpoint(ckpt)
     saved = np.concatenate([p.detach().double().flatten().numpy() for p in model.parameters()])
     np.testing.assert_allclose(saved, r0["params"], rtol=0, atol=1e-6)
+
+
+@pytest.mark.slow
+@pytest.mark.distributed
+def test_a_failing_rank_ends_the_run_with_its_error(tmp_path):
+    """Rank 1 raises at its first backward pass while rank 0 waits in the gradient
+    all-reduce: the launcher must end the run with the error, no checkpoint, no hang."""
+    from icml26.prism import cli as prism_cli
+    from icml26.shared.testing import FAILURE_MESSAGE, failing_rank_script, torchrun
+
+    rep = tmp_path / "rep.tsv"
+    assert prism_cli.main(["simulate", str(rep), "--lineages", "20", "--per-lineage", "3"]) == 0
+    entry = "import sys\nfrom icml26.prism import cli\nsys.exit(cli.main(sys.argv[1:]))"
+    script = failing_rank_script(tmp_path / "fail.py", "torch.autograd:backward", entry)
+    ckpt = tmp_path / "failed"
+    done = torchrun(
+        [
+            script,
+            "train",
+            str(rep),
+            str(ckpt),
+            "--steps",
+            "3",
+            "--batch-size",
+            "4",
+            "--device",
+            "cpu",
+        ],
+        timeout_s=300,
+    )
+    assert done.returncode != 0, done.tail()
+    assert FAILURE_MESSAGE in done.stderr + done.stdout, done.tail()
+    assert not (ckpt / "model.safetensors").exists()
