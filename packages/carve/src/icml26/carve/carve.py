@@ -541,7 +541,8 @@ class ContinualRouter:
         self.history.append({"experience": self.experiences_seen, "epochs": epochs_run,
                              "steps": step, "losses": losses, "phase1_losses": phase1_losses,
                              "phase1_stopping": rule1.summary() if rule1 else None,
-                             "full_losses": full_losses, "train_errors": train_errors, "hard_share": hard_share,
+                             "full_losses": full_losses, "train_errors": train_errors,
+                             "hard_share": hard_share,
                              "mined_models": miner.coverage, "stopping": rule.summary(),
                              "world_size": accelerator.num_processes})  # fmt: skip
         log.info("%s: %d epochs, %d steps on %d examples (%d models), hard share %.2f",
