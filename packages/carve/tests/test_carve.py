@@ -84,6 +84,31 @@ def test_convergence_rule_stops_on_a_training_loss_plateau(tiny_hub, tiny_featur
         replace(fast_train, epochs=5, max_epochs=3)
 
 
+def test_each_phase_stops_on_its_own_plateau(tiny_hub, tiny_features, fast_train):
+    """Experience 2 under the rule: phase 1 (anchored objective) ends on its plateau or
+    at 40 % of max_epochs, then phase 2 runs to its own rule; the training error over
+    every registered model is recorded per epoch."""
+    _, xs_train, _ = tiny_features
+    rule = replace(fast_train, epochs=2, max_epochs=20, patience=2, tol=0.05,
+                   lr_schedule="constant")  # fmt: skip
+    learner = ContinualRouter(tiny_hub, xs_train[0].shape[1], train=rule, strategy=CARVE,
+                              seed=0, device="cpu")  # fmt: skip
+    learner.learn(0, xs_train[0])
+    learner.learn(1, xs_train[1])
+    h0, h1 = learner.history
+    assert h0["phase1_stopping"] is None and h0["phase1_losses"] == []
+    p1 = h1["phase1_stopping"]
+    assert p1["reason"] in ("plateau", "cap") and 1 <= p1["steps"] <= 8  # 40 % of 20
+    assert len(h1["phase1_losses"]) == p1["steps"]
+    assert h1["epochs"] == p1["steps"] + len(h1["losses"])  # phase 2 follows phase 1
+    assert h1["stopping"]["reason"] in ("plateau", "cap") and h1["epochs"] <= 20
+    errs = h1["train_errors"]
+    assert len(errs) == h1["epochs"] and all(0 <= e <= 1 for e in errs)
+    assert errs[-1] < errs[0]  # phase 2 learns the new models
+    with pytest.raises(ValueError, match="lr_schedule"):
+        replace(fast_train, lr_schedule="cosine")
+
+
 def test_bad_training_rows_are_rejected_before_training(tiny_hub, tiny_features, fast_train):
     _, xs_train, _ = tiny_features
     learner = ContinualRouter(tiny_hub, xs_train[0].shape[1], train=fast_train, device="cpu")

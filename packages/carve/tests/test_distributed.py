@@ -90,3 +90,42 @@ def test_torchrun_two_cpu_processes_train_one_router_and_write_one_report(tmp_pa
     assert report["seeds"] == [0]
     assert proc.stdout.count("written to ") == 1, proc.stdout
     assert proc.stdout.count("| final | CARvE 10% |") == 1, proc.stdout
+
+
+# the same tiny preset, then the CLI: the entry of the failing-rank launcher
+TINY_ENTRY = textwrap.dedent(
+    """
+    import sys
+    from dataclasses import replace
+    from icml26.carve import CandidateSpec, HubConfig, TrainConfig
+    from icml26.carve import reproduce as rp
+    from icml26.shared import cli
+
+    hub = HubConfig(n_experiences=2, n_domains=6, models_per_experience=10,
+                    train_per_model=8, test_per_model=2)
+    train = TrainConfig(embedding_dim=16, adapter_hidden=8, epochs=2, max_epochs=3,
+                        batch_size=16, lr_scale=30.0, candidates=CandidateSpec(8, 3, 2, 2),
+                        mine_every=2)
+    tiny = replace(rp.SMOKE, hub=hub, train=train, encoder="hashed", encoder_dim=64,
+                   methods=(rp.METHOD,))
+    object.__setattr__(rp.PAPER, "presets", {**rp.PAPER.presets, "smoke": tiny})
+    sys.exit(cli.main(["reproduce", "carve", "--seeds", "1", "--out", sys.argv[1]]))
+    """
+)
+
+
+@pytest.mark.slow
+@pytest.mark.distributed
+def test_a_failing_rank_ends_the_run_with_its_error(tmp_path):
+    """Rank 1 raises at its first backward pass while rank 0 waits in the gradient
+    all-reduce: the launcher ends the whole run with the error, writes no report and
+    does not hang (a hang past the limit raises TimeoutExpired)."""
+    from icml26.shared.testing import FAILURE_MESSAGE, failing_rank_script, torchrun
+
+    script = failing_rank_script(tmp_path / "fail.py", "torch.autograd:backward", TINY_ENTRY)
+    out = tmp_path / "results"
+    done = torchrun([script, out], env={"MPLBACKEND": "Agg"}, timeout_s=400)
+    assert done.returncode != 0, done.tail()
+    assert FAILURE_MESSAGE in done.stderr + done.stdout, done.tail()
+    assert not (out / "carve" / "smoke" / "report.json").exists()
+    assert "written to " not in done.stdout

@@ -69,6 +69,44 @@ def test_lora_backbone_preset_trains_the_adapters_at_tiny_size(tmp_path, fast_tr
     assert 0 <= report.row(rp.METHOD, "final").metrics["D-Acc"].mean <= 100
 
 
+def test_paper_preset_code_path_runs_at_tiny_size(tmp_path, fast_train, tiny_config):
+    """Fast: the `paper` preset's own config (LoRA tower inside the router, accelerate,
+    the per-phase convergence rules at a constant rate), shrunk to a random 2-layer BERT,
+    a 2 x 6-model hub and CARvE alone; the adapters must leave their initial values."""
+    pytest.importorskip("transformers")
+    import torch
+
+    hub = replace(tiny_config, n_experiences=2, n_domains=4, models_per_experience=6,
+                  train_per_model=3, test_per_model=2)  # fmt: skip
+    train = replace(rp.PAPER_SCALE.train, embedding_dim=16, batch_size=16, epochs=1,
+                    max_epochs=3, candidates=fast_train.candidates, mine_every=2)  # fmt: skip
+    config = replace(rp.PAPER_SCALE, hub=hub, train=train, encoder="hashed", encoder_dim=64,
+                     backbone="tiny-lora", max_length=12, methods=(rp.METHOD,),
+                     threads=1)  # fmt: skip
+    seen = {}
+    learn = rp.ContinualRouter.fit_stream
+
+    def spy(self, *args, **kw):
+        before = {n: p.detach().clone() for n, p in self.router.named_parameters()
+                  if "lora" in n.lower()}  # fmt: skip
+        acc = learn(self, *args, **kw)
+        after = dict(self.router.named_parameters())
+        seen["moved"] = [n for n, v in before.items() if not torch.equal(v, after[n])]
+        return acc
+
+    rp.ContinualRouter.fit_stream = spy
+    try:
+        report = rp.run(config, 0, tmp_path)
+    finally:
+        rp.ContinualRouter.fit_stream = learn
+    assert report.methods == [rp.METHOD]
+    assert "tiny-lora (" in " ".join(report.notes)
+    assert seen["moved"], "no LoRA parameter changed during training"
+    (carve,) = report.records
+    assert carve["history"][1]["phase1_stopping"] is not None  # two phases in E2
+    assert all(h["stopping"]["reason"] in ("plateau", "cap") for h in carve["history"])
+
+
 def test_lora_tower_is_seeded_and_its_adapters_learn():
     pytest.importorskip("transformers")
     import torch

@@ -15,13 +15,18 @@ For each experience E_t the learner
 4. adds ⌊10 % · n_t⌋ examples of E_t to the buffer with the domain-model coreset
    (``replay.py``).
 
-Stopping (house rule, reconstructed; the official run uses 5 fixed epochs): with
-``max_epochs`` set, an experience trains for at least ``epochs`` epochs, then until the
-mean training loss of an epoch (routing loss, phase 2 only) has not improved on the
-best by a relative ``tol`` for ``patience`` epochs (:class:`icml26.shared.Plateau`, one
-value per epoch, the loss averaged over every process), or ``max_epochs`` is reached;
-``history[i]["stopping"]`` is the rule's summary. The linear learning-rate schedule
-runs over the ``max_epochs`` horizon.
+Stopping (house rule, reconstructed; the official run uses 5 fixed epochs, phase 1 = the
+first 40 % of the steps, linear decay). With ``max_epochs`` set, each phase trains
+until its epoch training loss has not improved on its best by a relative ``tol`` for
+``patience`` epochs (:class:`icml26.shared.Plateau`, one value per epoch, the loss
+averaged over every process): phase 1 on its own objective (routing loss + anchors),
+for at most ``phase1_fraction`` x ``max_epochs`` epochs; phase 2 on the routing loss,
+with at least ``epochs`` and at most ``max_epochs`` epochs in all.
+``history[i]["stopping"]`` and ``["phase1_stopping"]`` are the rules' summaries;
+``["train_errors"]`` the top-1 error on the fit's training set over every registered
+model after each epoch. ``lr_schedule="linear"`` decays over the ``max_epochs`` horizon
+(then the loss keeps falling until the cap); the presets with a rule use "constant"
+(warm-up, then a constant rate).
 
 The same learner, with parts switched off, gives the baselines that isolate the
 continual-learning strategy (``baselines.py``): sequential fine-tuning, random replay,
@@ -61,6 +66,8 @@ class TrainConfig:
     """Router and optimisation hyperparameters (defaults: official ``configurations_carve``).
 
     ``batch_size`` is the effective batch (16 x 8 gradient accumulation in the code).
+    ``lr_schedule``: "linear" (warm-up, then linear decay to 0 at the last epoch,
+    official) or "constant" (warm-up, then constant; for the convergence rule).
     ``lr_scale`` multiplies every learning rate, phase-1 ones included (the scaled-down
     presets take fewer steps than the official run).
     """
@@ -87,6 +94,7 @@ class TrainConfig:
     soft_target_eps: float = 0.02
     soft_target_neighbors: int = 10
     domains_per_batch: int = 2
+    lr_schedule: str = "linear"
 
     def __post_init__(self) -> None:
         if self.epochs < 1 or self.batch_size < 1:
@@ -101,6 +109,10 @@ class TrainConfig:
             raise ValueError("patience must be positive and tol non-negative")
         if not 0 <= self.soft_target_eps < 1:
             raise ValueError(f"soft_target_eps must lie in [0, 1), got {self.soft_target_eps}")
+        if self.lr_schedule not in ("linear", "constant"):
+            raise ValueError(
+                f"lr_schedule must be 'linear' or 'constant', got {self.lr_schedule!r}"
+            )
         for name in ("lr_adapter", "lr_projection", "lr_embedding", "weight_decay"):
             if getattr(self, name) < 0:
                 raise ValueError(f"{name} must be non-negative")
@@ -431,7 +443,15 @@ class ContinualRouter:
         per_epoch = len(loader)
         cap = c.max_epochs if c.max_epochs is not None else c.epochs
         total = cap * per_epoch  # schedule horizon
-        phase1_steps = int(s.phase1_fraction * cap * per_epoch) if two_phase else 0
+        ruled = c.max_epochs is not None
+        # fixed epochs: phase 1 = the first 40 % of the steps (official schedule); under
+        # the convergence rule: phase 1 runs until its own objective (routing loss +
+        # anchors) plateaus, for at most 40 % of the max_epochs budget, then phase 2
+        phase1_steps = int(s.phase1_fraction * cap * per_epoch) if two_phase and not ruled else 0
+        rule1 = None
+        if two_phase and ruled:
+            p1_cap = max(1, int(s.phase1_fraction * cap))
+            rule1 = Plateau(window=1, patience=c.patience, min_delta=c.tol, cap=p1_cap)
         miner = HardNegativeMiner(
             self.hub.n_registered(len(self.hub.experiences) - 1), c.hard_pool, device=dev
         )
@@ -444,21 +464,25 @@ class ContinualRouter:
             neighbors = torch.as_tensor(nb, device=dev)
         self._slots = [0, 0]
         losses: list[float] = []
+        full_losses: list[float] = []
+        train_errors: list[float] = []
+        phase1_losses: list[float] = []
         # house convergence rule on the epoch's mean phase-2 training loss (all ranks)
         rule = Plateau(window=1, patience=c.patience, min_delta=c.tol, cap=cap)
         epochs_run, step = 0, 0
         for epoch in range(cap):
-            epoch_loss, epoch_batches = 0.0, 0
+            epoch_loss, epoch_batches, p1_loss, p1_batches = 0.0, 0, 0.0, 0
+            epoch_phase1 = rule1 is not None and not rule1.stopped
             for batch in loader:
-                phase1 = step < phase1_steps
+                phase1 = epoch_phase1 or step < phase1_steps
                 base = {
                     "adapter": 0.0 if phase1 else c.lr_adapter,
                     "projection": s.phase1_lr_projection if phase1 else c.lr_projection,
                     "embedding": s.phase1_lr_embedding if phase1 else c.lr_embedding,
                 }
-                sched = min(1.0, (step + 1) / max(1, c.warmup_steps)) * max(
-                    0.0, (total - step) / max(1, total - c.warmup_steps)
-                )
+                sched = min(1.0, (step + 1) / max(1, c.warmup_steps))
+                if c.lr_schedule == "linear":
+                    sched *= max(0.0, (total - step) / max(1, total - c.warmup_steps))
                 for g in optimizer.param_groups:
                     g["lr"] = c.lr_scale * base[g["name"]] * min(1.0, sched)
                 if step > 0 and step % c.mine_every == 0:
@@ -478,6 +502,9 @@ class ContinualRouter:
                     inner = accelerator.unwrap_model(model)
                     loss = loss + s.anchor_embedding * anchor.embedding_loss(inner)
                     loss = loss + s.anchor_projection * anchor.projection_loss(inner)
+                if phase1:
+                    p1_loss += float(loss.detach())
+                    p1_batches += 1
                 if self.ewc is not None:
                     loss = loss + self.ewc.penalty(accelerator.unwrap_model(model))
                 optimizer.zero_grad(set_to_none=True)
@@ -487,10 +514,17 @@ class ContinualRouter:
                 optimizer.step()
                 step += 1
             epochs_run = epoch + 1
+            full = self._train_objective(accelerator.unwrap_model(model), data, n_models, dev)
+            full_losses.append(full[0])
+            train_errors.append(full[1])
             # every rank judges the same number: the mean loss over all ranks' batches
             totals = accelerator.reduce(
-                torch.tensor([epoch_loss, float(epoch_batches)], device=dev), reduction="sum"
-            )
+                torch.tensor([epoch_loss, float(epoch_batches), p1_loss, float(p1_batches)],
+                             device=dev), reduction="sum",
+            )  # fmt: skip
+            if epoch_phase1 and float(totals[3]) > 0:
+                phase1_losses.append(float(totals[2] / totals[3]))
+                rule1.update(phase1_losses[-1])
             if float(totals[1]) == 0:
                 continue  # still in phase 1: nothing to judge convergence on
             losses.append(float(totals[0] / totals[1]))
@@ -505,11 +539,34 @@ class ContinualRouter:
         self.train_examples += epochs_run * len(x)
         hard_share = self._slots[0] / max(1, self._slots[1])
         self.history.append({"experience": self.experiences_seen, "epochs": epochs_run,
-                             "steps": step, "losses": losses, "hard_share": hard_share,
+                             "steps": step, "losses": losses, "phase1_losses": phase1_losses,
+                             "phase1_stopping": rule1.summary() if rule1 else None,
+                             "full_losses": full_losses, "train_errors": train_errors,
+                             "hard_share": hard_share,
                              "mined_models": miner.coverage, "stopping": rule.summary(),
                              "world_size": accelerator.num_processes})  # fmt: skip
         log.info("%s: %d epochs, %d steps on %d examples (%d models), hard share %.2f",
                  s.name, epochs_run, step, len(x), n_models, hard_share)  # fmt: skip
+
+    @torch.no_grad()
+    def _train_objective(
+        self, router: CarveRouter, data: _Examples, n_models: int, dev: torch.device,
+        chunk: int = 1024,
+    ) -> tuple[float, float]:  # fmt: skip
+        """Routing loss and top-1 error on this fit's training set, scored against every
+        registered model (the quantity evaluated at test time), in eval mode."""
+        was_training = router.training
+        router.eval()
+        table = router.normalized_registry(n_models).to(dev)
+        ce, wrong = 0.0, 0
+        for i in range(0, len(data), chunk):
+            z = router.encode(data.x[i : i + chunk].to(dev))
+            logits = z @ table.T / router.tau
+            gold = data.gold[i : i + chunk].to(dev)
+            ce += float(F.cross_entropy(logits, gold, reduction="sum"))
+            wrong += int((logits.argmax(1) != gold).sum())
+        router.train(was_training)
+        return ce / max(1, len(data)), wrong / max(1, len(data))
 
     @torch.no_grad()
     def _mine(
