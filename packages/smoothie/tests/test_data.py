@@ -31,7 +31,10 @@ def test_synonym_task_structure():
     # the target's concepts are a fixed map of the source's, position by position
     c = d.concept_of
     content = d.train_trg >= 2
-    pairs = {(int(a), int(b)) for a, b in zip(c[d.train_src][content], c[d.train_trg][content])}
+    pairs = {
+        (int(a), int(b))
+        for a, b in zip(c[d.train_src][content], c[d.train_trg][content], strict=True)
+    }
     assert len({a for a, _ in pairs}) == len(pairs)  # a function
     # the surface form is free: several synonyms appear for one concept
     assert len(set(d.train_trg[content].tolist())) > 10

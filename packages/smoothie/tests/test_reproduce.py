@@ -1,6 +1,6 @@
 """The reproduction runs end to end at a tiny size; the smoke preset is the slow test."""
 
-from dataclasses import replace
+from dataclasses import FrozenInstanceError, replace
 
 import pytest
 
@@ -69,7 +69,7 @@ def test_registered_and_presets_frozen():
     assert smoke.threads == 1 and smoke.steps == 50 and smoke.task.max_len == 12
     assert 240 <= smoke.task.concepts * smoke.task.synonyms + 2 <= 260
     assert PAPER.arxiv == "2505.18853"
-    with pytest.raises(Exception):  # frozen dataclass
+    with pytest.raises(FrozenInstanceError):
         smoke.steps = 10  # type: ignore[misc]
 
 
