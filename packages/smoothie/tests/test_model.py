@@ -152,6 +152,7 @@ def test_self_conditioning_runs_for_every_space(data, space):
         assert out.shape == (2, 6)
 
 
+@pytest.mark.slow  # 200 steps: about 10 CPU-seconds, much more wall time on a busy machine
 def test_training_stops_by_the_plateau_rule_and_learns(data, space):
     """The toy task trains in the Smoothie space without collapse (a short, capped run)."""
     m = _model(1)

@@ -423,7 +423,8 @@ def train_diffusion(
     v = embeddings.shape[0]
     if trg.ndim != 2 or (trg.min() < 0) or (trg.max() >= v):
         raise ValueError(f"trg must be (N, L) token ids in [0, {v}), got shape {tuple(trg.shape)}")
-    gen = torch.Generator(device=device).manual_seed(seed + 1)
+    # each rank its own noise stream (its own shard of the data comes from train_loop)
+    gen = torch.Generator(device=device).manual_seed(seed + 1 + 7919 * _world()[0])
     emb, trg = embeddings.to(device), trg.to(device)
     src = None if src is None else src.to(device)
     src_mask = None if src_mask is None else src_mask.to(device)
