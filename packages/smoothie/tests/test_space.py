@@ -124,7 +124,7 @@ def test_synonym_smoothing_which_the_simplex_lacks(task, smoothie):
     sx = SimplexSpace()
     t_sx = matched_time(sx, e, tok, rec)
     assert abs(token_recovery(sx, e, tok, t_sx, torch.Generator().manual_seed(0)) - rec) < 0.05
-    assert synonym_mass_ratio(sx, e, tok, conc, t_sx, generator=g) < 1.5
+    assert 0.7 < synonym_mass_ratio(sx, e, tok, conc, t_sx, generator=g) < 1.5
 
 
 def test_theorem_4_1_special_case_orthogonal_equal_norm():

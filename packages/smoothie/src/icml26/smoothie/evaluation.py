@@ -158,10 +158,13 @@ def synonym_mass_ratio(
     generator: torch.Generator | None = None,
 ) -> float:
     """Mean per-token ``softmax(X_t)`` mass on the token's synonyms (its concept, itself
-    excluded) divided by the mean per-token mass on one random other concept's tokens."""
+    excluded) divided by the mean per-token mass on one random other concept's tokens;
+    content tokens only (concept ≥ 0)."""
     p = torch.softmax(_latent(space, emb, tokens, t, True, generator).double(), -1)
     p = p.reshape(-1, p.shape[-1])
     tok = tokens.reshape(-1)
+    content = concept_of[tok] >= 0  # PAD/EOS have no synonyms
+    p, tok = p[content], tok[content]
     conc = concept_of[tok]
     n_conc = int(concept_of.max()) + 1
     same = (concept_of[None, :] == conc[:, None]) & (
