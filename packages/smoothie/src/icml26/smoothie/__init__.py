@@ -1,0 +1,90 @@
+"""icml26.smoothie — Smoothie: Smoothing Diffusion on Token Embeddings for Text Generation.
+
+A. Shabalin, V. Meshchaninov, D. Vetrov (arXiv:2505.18853, ICML 2026). Diffusion in a
+latent of negative squared distances to every token embedding, whose Gaussian-kernel
+bandwidth grows with t so that probability mass spreads over semantically close tokens
+first; the embedding and TESS simplex spaces as drop-in ablations on one network and one
+sampler; masked diffusion and an autoregressive model as baselines.
+"""
+
+from icml26.smoothie.baselines import Autoregressive, MaskedDiffusion, copy_source
+from icml26.smoothie.data import (
+    Seq2Seq,
+    SynonymTask,
+    Vocabulary,
+    fit_sigmas,
+    load_embeddings,
+    normalize_embeddings,
+    read_delimited_pairs,
+    read_jsonl_pairs,
+    read_jsonl_splits,
+    synonym_task,
+)
+from icml26.smoothie.evaluation import (
+    concept_accuracy,
+    corpus_bleu,
+    distinct_rate,
+    self_bleu,
+    synonym_mass_ratio,
+    token_recovery,
+)
+from icml26.smoothie.model import (
+    Denoiser,
+    DenoiserConfig,
+    TrainConfig,
+    load_checkpoint,
+    save_checkpoint,
+    train_diffusion,
+)
+from icml26.smoothie.sample import cut_at_eos, mbr_select, sample
+from icml26.smoothie.space import (
+    ArctanSchedule,
+    CosineSDSchedule,
+    DiffusionSpace,
+    EmbeddingSpace,
+    SimplexSpace,
+    SmoothieSpace,
+    TessSchedule,
+    pairwise_sq_distances,
+)
+
+__all__ = [
+    "ArctanSchedule",
+    "Autoregressive",
+    "CosineSDSchedule",
+    "Denoiser",
+    "DenoiserConfig",
+    "DiffusionSpace",
+    "EmbeddingSpace",
+    "MaskedDiffusion",
+    "Seq2Seq",
+    "SimplexSpace",
+    "SmoothieSpace",
+    "SynonymTask",
+    "TessSchedule",
+    "TrainConfig",
+    "Vocabulary",
+    "concept_accuracy",
+    "copy_source",
+    "corpus_bleu",
+    "cut_at_eos",
+    "distinct_rate",
+    "fit_sigmas",
+    "load_checkpoint",
+    "load_embeddings",
+    "mbr_select",
+    "normalize_embeddings",
+    "pairwise_sq_distances",
+    "read_delimited_pairs",
+    "read_jsonl_pairs",
+    "read_jsonl_splits",
+    "sample",
+    "save_checkpoint",
+    "self_bleu",
+    "synonym_mass_ratio",
+    "synonym_task",
+    "token_recovery",
+    "train_diffusion",
+]
+
+__version__ = "0.1.0"

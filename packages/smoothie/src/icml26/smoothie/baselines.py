@@ -1,0 +1,231 @@
+"""Baselines on the same network, data, budget rule and seeds as Smoothie.
+
+- :class:`MaskedDiffusion` — MDLM-style absorbing-state diffusion (re-implemented; the
+  PyPI names ``mdlm``/``sedd`` are unrelated projects): each position is masked with
+  probability t (linear schedule α_t = 1 − t), the loss is the cross-entropy of the masked
+  positions weighted by 1/t (the continuous-time ELBO), sampling unmasks each masked
+  position with probability (t − s)/t per step and draws its token from the prediction.
+- :class:`Autoregressive` — the same Transformer with causal self-attention, no time
+  input, a token head, teacher forcing and greedy decoding (the FLAN-T5 role, scaled down).
+- :func:`copy_source` — the floor: output the source sequence unchanged.
+
+Not built (left open): D3PM uniform/absorbing and Diffusion-LM's rounding loss.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+import torch.nn.functional as F
+from torch import Tensor, nn
+
+from icml26.smoothie.model import Denoiser, DenoiserConfig, TrainConfig, TrainResult, train_loop
+from icml26.smoothie.space import check_embeddings
+
+__all__ = ["Autoregressive", "MaskedDiffusion", "copy_source"]
+
+
+def copy_source(src: Tensor) -> Tensor:
+    """The trivial reference: the output is the input."""
+    return src.clone()
+
+
+class _TokenModel(nn.Module):
+    """Frozen embeddings (+ one learned extra row) feeding a :class:`Denoiser` with a head."""
+
+    def __init__(self, config: DenoiserConfig, embeddings: Tensor, *, causal: bool, timed: bool):
+        super().__init__()
+        check_embeddings(embeddings)
+        self.register_buffer("table", embeddings.clone())
+        self.extra = nn.Parameter(torch.zeros(1, embeddings.shape[1]))
+        self.vocab = embeddings.shape[0]
+        self.net = Denoiser(config, head=self.vocab, causal=causal, timed=timed)
+
+    def embed(self, ids: Tensor) -> Tensor:
+        """Ids in ``[0, V]``; id V is the extra row (MASK for MDLM, BOS for the AR model)."""
+        return torch.cat([self.table, self.extra], 0)[ids]
+
+    def forward(
+        self, ids: Tensor, t: Tensor | None, src: Tensor | None, src_mask: Tensor | None
+    ) -> Tensor:
+        s = None if src is None else self.table[src]
+        return self.net(self.embed(ids), t, src=s, src_mask=src_mask)
+
+
+@dataclass
+class MaskedDiffusion:
+    """MDLM-style masked diffusion with the Smoothie network (a token head instead of x0)."""
+
+    config: DenoiserConfig
+    embeddings: Tensor
+    name: str = "masked diffusion"
+
+    def __post_init__(self) -> None:
+        self.model = _TokenModel(self.config, self.embeddings, causal=False, timed=True)
+
+    @property
+    def mask_id(self) -> int:
+        return self.model.vocab
+
+    def loss(
+        self,
+        trg: Tensor,
+        src: Tensor | None,
+        src_mask: Tensor | None,
+        generator: torch.Generator | None = None,
+        t_eps: float = 1e-3,
+    ) -> Tensor:
+        b, n = trg.shape
+        t = torch.rand(b, generator=generator, device=trg.device) * (1 - t_eps) + t_eps
+        masked = torch.rand(b, n, generator=generator, device=trg.device) < t[:, None]
+        x = torch.where(masked, torch.full_like(trg, self.mask_id), trg)
+        logits = self.model(x, t, src, src_mask)
+        ce = F.cross_entropy(logits.transpose(1, 2), trg, reduction="none")
+        return ((ce * masked) / t[:, None]).mean()
+
+    def fit(
+        self,
+        trg: Tensor,
+        src: Tensor | None,
+        src_mask: Tensor | None,
+        config: TrainConfig,
+        *,
+        seed: int,
+        device: str | torch.device = "cpu",
+    ) -> TrainResult:
+        gen = torch.Generator(device=device).manual_seed(seed + 1)
+        self.model.to(device)
+
+        def loss_fn(idx: Tensor) -> Tensor:
+            return self.loss(
+                trg[idx],
+                None if src is None else src[idx],
+                None if src_mask is None else src_mask[idx],
+                gen,
+            )
+
+        res = train_loop(
+            self.model,
+            loss_fn,
+            trg.shape[0],
+            config,
+            seed=seed,
+            device=device,
+            desc="train masked diffusion",
+        )
+        if res.ema is not None:
+            self.model.load_state_dict(res.ema)
+        return res
+
+    @torch.no_grad()
+    def sample(
+        self,
+        *,
+        length: int,
+        src: Tensor | None = None,
+        src_mask: Tensor | None = None,
+        batch_size: int | None = None,
+        steps: int = 200,
+        generator: torch.Generator | None = None,
+    ) -> Tensor:
+        if isinstance(steps, bool) or not isinstance(steps, int) or steps < 1:
+            raise ValueError(
+                f"the number of sampling steps N must be an integer ≥ 1, got {steps!r}"
+            )
+        b = src.shape[0] if src is not None else batch_size
+        if b is None:
+            raise ValueError("give src or batch_size")
+        self.model.eval()
+        x = torch.full((b, length), self.mask_id, dtype=torch.long, device=self.embeddings.device)
+        ts = torch.linspace(1.0, 0.0, steps + 1)
+        for i in range(steps):
+            t, s = float(ts[i]), float(ts[i + 1])
+            logits = self.model(x, torch.full((b,), t), src, src_mask)
+            probs = torch.softmax(logits.double(), -1).view(-1, logits.shape[-1])
+            draw = torch.multinomial(probs, 1, generator=generator).view(b, length)
+            still = x == self.mask_id
+            reveal = torch.rand(b, length, generator=generator) < (t - s) / t
+            x = torch.where(still & reveal, draw, x)
+        return x
+
+
+@dataclass
+class Autoregressive:
+    """A causal Transformer decoder with cross-attention (the AR reference)."""
+
+    config: DenoiserConfig
+    embeddings: Tensor
+    name: str = "autoregressive"
+
+    def __post_init__(self) -> None:
+        self.model = _TokenModel(self.config, self.embeddings, causal=True, timed=False)
+
+    @property
+    def bos_id(self) -> int:
+        return self.model.vocab
+
+    def _shift(self, trg: Tensor) -> Tensor:
+        bos = torch.full_like(trg[:, :1], self.bos_id)
+        return torch.cat([bos, trg[:, :-1]], 1)
+
+    def loss(self, trg: Tensor, src: Tensor | None, src_mask: Tensor | None) -> Tensor:
+        logits = self.model(self._shift(trg), None, src, src_mask)
+        return F.cross_entropy(logits.transpose(1, 2), trg)
+
+    def fit(
+        self,
+        trg: Tensor,
+        src: Tensor | None,
+        src_mask: Tensor | None,
+        config: TrainConfig,
+        *,
+        seed: int,
+        device: str | torch.device = "cpu",
+    ) -> TrainResult:
+        self.model.to(device)
+
+        def loss_fn(idx: Tensor) -> Tensor:
+            return self.loss(
+                trg[idx],
+                None if src is None else src[idx],
+                None if src_mask is None else src_mask[idx],
+            )
+
+        res = train_loop(
+            self.model,
+            loss_fn,
+            trg.shape[0],
+            config,
+            seed=seed,
+            device=device,
+            desc="train autoregressive",
+        )
+        if res.ema is not None:
+            self.model.load_state_dict(res.ema)
+        return res
+
+    @torch.no_grad()
+    def sample(
+        self,
+        *,
+        length: int,
+        src: Tensor | None = None,
+        src_mask: Tensor | None = None,
+        batch_size: int | None = None,
+    ) -> Tensor:
+        """Greedy decoding, one token per step (``length`` network calls)."""
+        b = src.shape[0] if src is not None else batch_size
+        if b is None:
+            raise ValueError("give src or batch_size")
+        self.model.eval()
+        seq = torch.full((b, 1), self.bos_id, dtype=torch.long)
+        for _ in range(length):
+            logits = self.model(seq, None, src, src_mask)
+            seq = torch.cat([seq, logits[:, -1].argmax(-1, keepdim=True)], 1)
+        return seq[:, 1:]
+
+    def nll(self, trg: Tensor, src: Tensor | None = None, src_mask: Tensor | None = None) -> float:
+        """Mean token negative log-likelihood (for generative perplexity = exp(nll))."""
+        with torch.no_grad():
+            return float(self.loss(trg, src, src_mask))

@@ -1,0 +1,192 @@
+"""Scores of generated token sequences and property checks of the forward processes.
+
+Scores: concept accuracy (any synonym is correct), exact token accuracy, corpus BLEU-4 on
+token ids, distinct-token rate (collapse detector), self-BLEU between samples.
+
+Properties (the brief's, thresholds ours): token recovery at small t, entropy of the
+noise-free latent against log V, monotonicity in t, the synonym-mass ratio at an
+intermediate t, and the simplex at matched token recovery.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Sequence
+
+import torch
+from torch import Tensor
+
+from icml26.smoothie.sample import cut_at_eos, sentence_bleu
+from icml26.smoothie.space import DiffusionSpace
+
+__all__ = [
+    "concept_accuracy",
+    "corpus_bleu",
+    "distinct_rate",
+    "latent_entropy",
+    "matched_time",
+    "self_bleu",
+    "synonym_mass_ratio",
+    "token_accuracy",
+    "token_recovery",
+]
+
+
+def _check_pair(out: Tensor, ref: Tensor) -> None:
+    if out.shape != ref.shape:
+        raise ValueError(f"outputs {tuple(out.shape)} and references {tuple(ref.shape)} differ")
+
+
+def concept_accuracy(out: Tensor, ref: Tensor, concept_of: Tensor, pad_id: int) -> float:
+    """Share of reference positions (content + EOS, not PAD) whose generated token has the
+    reference token's concept (any synonym counts; EOS must be EOS)."""
+    _check_pair(out, ref)
+    keep = ref != pad_id
+    return float((concept_of[out] == concept_of[ref])[keep].float().mean())
+
+
+def token_accuracy(out: Tensor, ref: Tensor, pad_id: int) -> float:
+    _check_pair(out, ref)
+    keep = ref != pad_id
+    return float((out == ref)[keep].float().mean())
+
+
+def _concepts(rows: list[list[int]], concept_of: Tensor | None) -> list[list[int]]:
+    if concept_of is None:
+        return rows
+    return [[int(concept_of[i]) for i in r] for r in rows]
+
+
+def corpus_bleu(
+    out: Tensor,
+    ref: Tensor,
+    end_ids: Sequence[int],
+    concept_of: Tensor | None = None,
+    max_n: int = 4,
+) -> float:
+    """Corpus BLEU-4 (×100, brevity penalty, no smoothing) on sequences cut at EOS; on
+    concept ids when ``concept_of`` is given."""
+    hyps = _concepts(cut_at_eos(out, end_ids), concept_of)
+    refs = _concepts(cut_at_eos(ref, end_ids), concept_of)
+    match, total = [0] * max_n, [0] * max_n
+    hl = sum(len(h) for h in hyps)
+    rl = sum(len(r) for r in refs)
+    for h, r in zip(hyps, refs, strict=True):
+        for n in range(1, max_n + 1):
+            hg = Counter(tuple(h[i : i + n]) for i in range(len(h) - n + 1))
+            rg = Counter(tuple(r[i : i + n]) for i in range(len(r) - n + 1))
+            match[n - 1] += sum(min(c, rg[g]) for g, c in hg.items())
+            total[n - 1] += max(len(h) - n + 1, 0)
+    if hl == 0 or min(match) == 0:
+        return 0.0
+    logp = sum(math.log(m / t) for m, t in zip(match, total, strict=True)) / max_n
+    bp = 1.0 if hl > rl else math.exp(1 - rl / hl)
+    return 100 * bp * math.exp(logp)
+
+
+def distinct_rate(out: Tensor, end_ids: Sequence[int]) -> float:
+    """Mean over sequences of (distinct tokens)/(tokens), cut at EOS; empty sequences score 0."""
+    rows = cut_at_eos(out, end_ids)
+    return float(sum(len(set(r)) / len(r) if r else 0.0 for r in rows) / max(len(rows), 1))
+
+
+def self_bleu(samples: Sequence[Tensor], end_ids: Sequence[int]) -> float:
+    """Mean sentence BLEU between different samples for the same source (×100; lower = more
+    diverse)."""
+    if len(samples) < 2:
+        raise ValueError("self-BLEU needs at least two samples per source")
+    cut = [cut_at_eos(s, end_ids) for s in samples]
+    scores = []
+    for i in range(len(cut)):
+        for j in range(len(cut)):
+            if i != j:
+                scores += [sentence_bleu(a, b) for a, b in zip(cut[i], cut[j], strict=True)]
+    return 100 * sum(scores) / len(scores)
+
+
+# -- properties of the forward processes --------------------------------------------------
+def _latent(
+    space: DiffusionSpace,
+    emb: Tensor,
+    tokens: Tensor,
+    t: float,
+    noise: bool,
+    generator: torch.Generator | None,
+) -> Tensor:
+    x0 = space.clean(tokens, emb)
+    tt = torch.full((tokens.shape[0],), float(t))
+    if noise:
+        return space.noise(x0, tt, generator)
+    mu, _ = space.params(tt)
+    return mu * x0
+
+
+def token_recovery(
+    space: DiffusionSpace,
+    emb: Tensor,
+    tokens: Tensor,
+    t: float,
+    generator: torch.Generator | None = None,
+) -> float:
+    """Share of tokens ``(B, L)`` for which ``argmax softmax(X_t)`` is the token itself."""
+    x = _latent(space, emb, tokens, t, True, generator)
+    return float((x.argmax(-1) == tokens).float().mean())
+
+
+def latent_entropy(
+    space: DiffusionSpace,
+    emb: Tensor,
+    tokens: Tensor,
+    t: float,
+    *,
+    noise: bool = False,
+    generator: torch.Generator | None = None,
+) -> float:
+    """Mean entropy (nats) of ``softmax(X_t)``; of the noise-free mean latent by default."""
+    p = torch.softmax(_latent(space, emb, tokens, t, noise, generator).double(), -1)
+    return float((-(p * p.clamp_min(1e-300).log()).sum(-1)).mean())
+
+
+def synonym_mass_ratio(
+    space: DiffusionSpace,
+    emb: Tensor,
+    tokens: Tensor,
+    concept_of: Tensor,
+    t: float,
+    *,
+    generator: torch.Generator | None = None,
+) -> float:
+    """Mean per-token ``softmax(X_t)`` mass on the token's synonyms (its concept, itself
+    excluded) divided by the mean per-token mass on one random other concept's tokens;
+    content tokens only (concept ≥ 0)."""
+    p = torch.softmax(_latent(space, emb, tokens, t, True, generator).double(), -1)
+    p = p.reshape(-1, p.shape[-1])
+    tok = tokens.reshape(-1)
+    content = concept_of[tok] >= 0  # PAD/EOS have no synonyms
+    p, tok = p[content], tok[content]
+    conc = concept_of[tok]
+    n_conc = int(concept_of.max()) + 1
+    same = (concept_of[None, :] == conc[:, None]) & (
+        torch.arange(len(concept_of))[None] != tok[:, None]
+    )
+    other = torch.randint(0, n_conc - 1, conc.shape, generator=generator)
+    other = other + (other >= conc).long()  # a different concept
+    rand = concept_of[None, :] == other[:, None]
+    # per-token mass, so that groups of different sizes compare
+    ms = (p * same).sum(1) / same.sum(1).clamp_min(1)
+    mr = (p * rand).sum(1) / rand.sum(1).clamp_min(1)
+    return float(ms.mean() / mr.mean())
+
+
+def matched_time(
+    space: DiffusionSpace, emb: Tensor, tokens: Tensor, target: float, generator_seed: int = 0
+) -> float:
+    """The t at which ``space``'s token recovery equals ``target`` (bisection; recovery
+    decreases with t)."""
+    lo, hi = 0.0, 1.0
+    for _ in range(30):
+        mid = (lo + hi) / 2
+        r = token_recovery(space, emb, tokens, mid, torch.Generator().manual_seed(generator_seed))
+        lo, hi = (mid, hi) if r > target else (lo, mid)
+    return (lo + hi) / 2

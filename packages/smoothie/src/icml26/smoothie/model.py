@@ -1,0 +1,487 @@
+"""The denoiser: Llama-style blocks with U-Net long skips, time conditioning and
+cross-attention to a source encoder (official ``model/score_estimator.py``,
+``ScoreEstimatorEMB``), and its training loop (official ``diffusion_holder.calc_loss``).
+
+The network sees ``(B, L, d)`` inputs (``softmax(X_t) @ E`` or ``X_t``) and predicts the
+clean embeddings ``ê`` (x0-prediction). ``layers // 2`` input blocks store their inputs;
+each of the ``layers // 2`` output blocks adds one back (last in, first out). The time
+``t`` goes through a sinusoidal embedding and an MLP; each block adds its own Linear of it.
+
+With ``head=V`` the same network ends in a token classifier: the masked-diffusion and
+autoregressive baselines (``causal=True``) use it that way.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+import torch
+import torch.nn.functional as F
+from torch import Tensor, nn
+
+from icml26.shared import Plateau, progress
+from icml26.smoothie.space import DiffusionSpace, check_embeddings
+
+__all__ = [
+    "Denoiser",
+    "DenoiserConfig",
+    "TrainConfig",
+    "TrainResult",
+    "diffusion_loss",
+    "load_checkpoint",
+    "save_checkpoint",
+    "train_diffusion",
+    "train_loop",
+]
+
+
+@dataclass(frozen=True)
+class DenoiserConfig:
+    """Network sizes. ``paper``: hidden 768, 12 layers, 12 heads, a 6-layer source encoder."""
+
+    embed_dim: int = 64
+    hidden: int = 64
+    layers: int = 4
+    heads: int = 4
+    encoder_layers: int = 2
+    max_len: int = 12
+    max_src_len: int = 12
+    rope_theta: float = 1e6
+    mlp_ratio: float = 8 / 3
+    self_conditioning: bool = False
+    conditional: bool = True
+
+    def __post_init__(self) -> None:
+        for name in ("embed_dim", "hidden", "layers", "heads", "max_len", "max_src_len"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ValueError(f"{name} must be a positive integer, got {value!r}")
+        if self.layers % 2:
+            raise ValueError(f"layers must be even (input + output halves), got {self.layers}")
+        if self.hidden % (2 * self.heads):
+            raise ValueError(f"hidden {self.hidden} must be divisible by 2·heads ({self.heads})")
+
+
+def timestep_embedding(t: Tensor, dim: int, max_period: float = 10000.0) -> Tensor:
+    """Sinusoidal embedding of ``t ∈ [0, 1]`` as the official code (no 1000× rescaling)."""
+    half = dim // 2
+    freqs = torch.exp(-math.log(max_period) * torch.arange(half, device=t.device) / half)
+    args = t.float()[:, None] * freqs[None]
+    emb = torch.cat([torch.cos(args), torch.sin(args)], dim=-1)
+    return F.pad(emb, (0, dim % 2))
+
+
+class RMSNorm(nn.Module):
+    def __init__(self, dim: int, eps: float = 1e-6):
+        super().__init__()
+        self.weight = nn.Parameter(torch.ones(dim))
+        self.eps = eps
+
+    def forward(self, x: Tensor) -> Tensor:
+        return self.weight * x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + self.eps)
+
+
+def _rope(x: Tensor, theta: float) -> Tensor:
+    """Rotary position embedding on ``(B, H, L, Dh)``."""
+    length, dh = x.shape[-2], x.shape[-1]
+    inv = theta ** (-torch.arange(0, dh, 2, device=x.device, dtype=torch.float32) / dh)
+    ang = torch.arange(length, device=x.device, dtype=torch.float32)[:, None] * inv[None]
+    cos, sin = ang.cos().to(x.dtype), ang.sin().to(x.dtype)
+    x1, x2 = x[..., 0::2], x[..., 1::2]
+    return torch.stack((x1 * cos - x2 * sin, x1 * sin + x2 * cos), dim=-1).flatten(-2)
+
+
+class Attention(nn.Module):
+    def __init__(self, dim: int, heads: int, theta: float, rotary: bool):
+        super().__init__()
+        self.heads, self.theta, self.rotary = heads, theta, rotary
+        self.q, self.k, self.v = (nn.Linear(dim, dim, bias=False) for _ in range(3))
+        self.o = nn.Linear(dim, dim, bias=False)
+
+    def _split(self, x: Tensor) -> Tensor:
+        b, n, _ = x.shape
+        return x.view(b, n, self.heads, -1).transpose(1, 2)
+
+    def forward(
+        self, x: Tensor, ctx: Tensor | None = None, mask: Tensor | None = None, causal: bool = False
+    ) -> Tensor:
+        ctx = x if ctx is None else ctx
+        q, k, v = self._split(self.q(x)), self._split(self.k(ctx)), self._split(self.v(ctx))
+        if self.rotary:
+            q, k = _rope(q, self.theta), _rope(k, self.theta)
+        attn_mask = None if mask is None else mask[:, None, None, :].bool()
+        out = F.scaled_dot_product_attention(q, k, v, attn_mask=attn_mask, is_causal=causal)
+        return self.o(out.transpose(1, 2).reshape(x.shape))
+
+
+class LlamaBlock(nn.Module):
+    """Pre-norm self-attention (RoPE), optional cross-attention, SwiGLU MLP."""
+
+    def __init__(self, cfg: DenoiserConfig, cross: bool):
+        super().__init__()
+        d = cfg.hidden
+        self.norm1 = RMSNorm(d)
+        self.attn = Attention(d, cfg.heads, cfg.rope_theta, rotary=True)
+        self.cross = Attention(d, cfg.heads, cfg.rope_theta, rotary=True) if cross else None
+        self.norm_c = RMSNorm(d) if cross else None
+        self.norm2 = RMSNorm(d)
+        inner = int(cfg.mlp_ratio * d)
+        self.gate, self.up = nn.Linear(d, inner, bias=False), nn.Linear(d, inner, bias=False)
+        self.down = nn.Linear(inner, d, bias=False)
+
+    def forward(
+        self,
+        x: Tensor,
+        ctx: Tensor | None = None,
+        ctx_mask: Tensor | None = None,
+        causal: bool = False,
+    ) -> Tensor:
+        x = x + self.attn(self.norm1(x), causal=causal)
+        if self.cross is not None and ctx is not None:
+            x = x + self.cross(self.norm_c(x), ctx, mask=ctx_mask)
+        h = self.norm2(x)
+        return x + self.down(F.silu(self.gate(h)) * self.up(h))
+
+
+class Denoiser(nn.Module):
+    """``ê = f(input, t, source)``: the official score estimator at configurable size.
+
+    Args:
+        config: sizes.
+        head: a vocabulary size to end in token logits (baselines), or None (x0-embeddings).
+        causal: causal self-attention (the autoregressive baseline).
+        timed: add the time conditioning (False for the autoregressive baseline).
+    """
+
+    def __init__(
+        self,
+        config: DenoiserConfig,
+        *,
+        head: int | None = None,
+        causal: bool = False,
+        timed: bool = True,
+    ):
+        super().__init__()
+        self.config, self.causal, self.timed, self.head = config, causal, timed, head
+        d = config.hidden
+        self.inp = nn.Identity() if config.embed_dim == d else nn.Linear(config.embed_dim, d)
+        self.pos = nn.Parameter(torch.zeros(1, config.max_len, d))
+        self.time_mlp = nn.Sequential(nn.Linear(d, 2 * d), nn.SiLU(), nn.Linear(2 * d, d))
+        self.time_layers = nn.ModuleList(nn.Linear(d, d) for _ in range(config.layers))
+        cross = config.conditional
+        self.blocks = nn.ModuleList(LlamaBlock(config, cross) for _ in range(config.layers))
+        if config.self_conditioning:
+            self.self_cond_layers = nn.ModuleList(
+                nn.Linear(config.embed_dim, d) for _ in range(config.layers)
+            )
+        if cross:
+            self.src_in = nn.Identity() if config.embed_dim == d else nn.Linear(config.embed_dim, d)
+            self.src_pos = nn.Parameter(torch.zeros(1, config.max_src_len, d))
+            self.encoder = nn.ModuleList(
+                LlamaBlock(config, cross=False) for _ in range(config.encoder_layers)
+            )
+            self.src_norm = RMSNorm(d)
+        self.out_norm = RMSNorm(d)
+        out = config.embed_dim if head is None else head
+        self.out = nn.Linear(d, out)
+
+    def encode_source(self, src: Tensor, src_mask: Tensor | None) -> Tensor:
+        """The 'transformer' condition encoder over source embeddings ``(B, Ls, d)``."""
+        h = self.src_in(src) + self.src_pos[:, : src.shape[1]]
+        for block in self.encoder:
+            h = block(h)
+        return self.src_norm(h)
+
+    def forward(
+        self,
+        x: Tensor,
+        t: Tensor | None = None,
+        src: Tensor | None = None,
+        src_mask: Tensor | None = None,
+        self_cond: Tensor | None = None,
+        ctx: Tensor | None = None,
+    ) -> Tensor:
+        if x.shape[1] > self.config.max_len:
+            raise ValueError(
+                f"sequence of length {x.shape[1]} exceeds max_len {self.config.max_len}"
+            )
+        h = self.inp(x) + self.pos[:, : x.shape[1]]
+        emb_t = None
+        if self.timed:
+            if t is None:
+                raise ValueError("this denoiser is time-conditioned: pass t")
+            emb_t = self.time_mlp(timestep_embedding(t, self.config.hidden))[:, None, :]
+        if self.config.conditional and ctx is None:
+            if src is None:
+                raise ValueError("a conditional denoiser needs the source embeddings `src`")
+            ctx = self.encode_source(src, src_mask)
+        half = self.config.layers // 2
+        skips: list[Tensor] = []
+        for i, block in enumerate(self.blocks):
+            if i < half:
+                skips.append(h)
+            else:
+                h = h + skips.pop()
+            if emb_t is not None:
+                h = h + self.time_layers[i](emb_t)
+            if self.config.self_conditioning and self_cond is not None:
+                h = h + self.self_cond_layers[i](self_cond)
+            h = block(h, ctx, src_mask, causal=self.causal)
+        return self.out(self.out_norm(h))
+
+
+# -- training ------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class TrainConfig:
+    """Official optimiser (AdamW 2e-4, wd 0.01, betas (0.9, 0.98), eps 1e-6, warm-up, clip 1,
+    EMA 0.9999) and the house convergence rule (a plateau of the training loss)."""
+
+    lr: float = 2e-4
+    weight_decay: float = 0.01
+    betas: tuple[float, float] = (0.9, 0.98)
+    eps: float = 1e-6
+    warmup: int = 5000
+    clip: float = 1.0
+    batch_size: int = 256
+    ema: float = 0.9999
+    window: int = 100
+    patience: int = 3
+    min_delta: float = 0.01
+    cap: int = 1_000_000
+    t_eps: float = 1e-5
+
+    def __post_init__(self) -> None:
+        if not self.lr > 0:
+            raise ValueError(f"lr must be positive, got {self.lr}")
+        if self.batch_size < 1 or self.cap < 1:
+            raise ValueError("batch_size and cap must be positive")
+        if not 0 <= self.ema < 1:
+            raise ValueError(f"ema must lie in [0, 1), got {self.ema}")
+
+
+@dataclass
+class TrainResult:
+    losses: list[float] = field(default_factory=list)
+    stopping: dict = field(default_factory=dict)
+    seconds: float = 0.0
+    ema: dict[str, Tensor] | None = None
+    samples: list[int] = field(default_factory=list)
+
+
+def diffusion_loss(
+    space: DiffusionSpace,
+    model: Denoiser,
+    embeddings: Tensor,
+    tokens: Tensor,
+    src: Tensor | None,
+    src_mask: Tensor | None,
+    generator: torch.Generator | None = None,
+    t_eps: float = 1e-5,
+) -> Tensor:
+    """x0-MSE over all positions, padding included (official ``calc_loss``, ``mask=None``).
+
+    ``t ~ U(t_eps, 1)``; with self-conditioning on, half of the batches first run a no-grad
+    pass whose prediction is fed back (official ``use_self_cond``, p = 0.5).
+    """
+    target = embeddings[tokens]
+    b = tokens.shape[0]
+    x0 = space.clean(tokens, embeddings)
+    t = torch.rand(b, generator=generator, device=tokens.device) * (1 - t_eps) + t_eps
+    x_t = space.noise(x0, t, generator)
+    inp = space.model_input(x_t, embeddings)
+    ctx = model.encode_source(src, src_mask) if model.config.conditional else None
+    self_cond = torch.zeros_like(target) if model.config.self_conditioning else None
+    if model.config.self_conditioning:
+        coin = torch.rand((), generator=generator, device=tokens.device)
+        if coin > 0.5:
+            with torch.no_grad():
+                self_cond = model(
+                    inp,
+                    t,
+                    src_mask=src_mask,
+                    ctx=ctx.detach() if ctx is not None else None,
+                    self_cond=self_cond,
+                ).detach()
+    pred = model(inp, t, src_mask=src_mask, self_cond=self_cond, ctx=ctx)
+    return F.mse_loss(pred, target)
+
+
+def _world() -> tuple[int, int]:
+    import torch.distributed as dist
+
+    if dist.is_available() and dist.is_initialized():
+        return dist.get_rank(), dist.get_world_size()
+    return 0, 1
+
+
+def train_loop(
+    model: nn.Module,
+    loss_fn: Callable[[Tensor], Tensor],
+    n_examples: int,
+    config: TrainConfig,
+    *,
+    seed: int,
+    device: str | torch.device = "cpu",
+    desc: str = "train",
+    callback: Callable[[int, nn.Module], None] | None = None,
+) -> TrainResult:
+    """Minibatch AdamW until ``Plateau`` on the training loss; ``loss_fn(indices)``.
+
+    Under ``torchrun`` / ``accelerate launch`` (an initialised process group) every rank
+    draws its own shard of one seeded permutation and gradients are averaged by
+    all-reduce, so the replicas stay identical.
+    """
+    import torch.distributed as dist
+
+    rank, world = _world()
+    if world > 1:  # identical start
+        for p in model.parameters():
+            dist.broadcast(p.data, 0)
+    opt = torch.optim.AdamW(
+        model.parameters(),
+        lr=config.lr,
+        betas=config.betas,
+        eps=config.eps,
+        weight_decay=config.weight_decay,
+    )
+    warm = max(config.warmup, 1)
+    sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: min(1.0, (s + 1) / warm))
+    ema = {k: v.detach().clone() for k, v in model.state_dict().items()}
+    rule = Plateau(config.window, config.patience, config.min_delta, config.cap)
+    gen = torch.Generator().manual_seed(seed)
+    res = TrainResult()
+    start = time.perf_counter()
+    per_rank = max(config.batch_size // world, 1)
+    order = torch.randperm(n_examples, generator=gen)
+    pos = 0
+    bar = progress(total=config.cap, desc=desc, leave=False)
+    model.train()
+    while not rule.stopped:
+        if pos + config.batch_size > n_examples:
+            order, pos = torch.randperm(n_examples, generator=gen), 0
+        batch = order[pos : pos + config.batch_size][rank * per_rank : (rank + 1) * per_rank]
+        pos += config.batch_size
+        if len(res.samples) < 4 * per_rank:
+            res.samples.extend(batch.tolist())
+        loss = loss_fn(batch.to(device))
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        value = loss.detach()
+        if world > 1:
+            for p in model.parameters():
+                if p.grad is not None:
+                    dist.all_reduce(p.grad)
+                    p.grad /= world
+            dist.all_reduce(value)
+            value /= world
+        torch.nn.utils.clip_grad_norm_(model.parameters(), config.clip)
+        opt.step()
+        sched.step()
+        with torch.no_grad():
+            for k, v in model.state_dict().items():
+                if v.is_floating_point():
+                    ema[k].mul_(config.ema).add_(v.detach(), alpha=1 - config.ema)
+                else:
+                    ema[k].copy_(v)
+        res.losses.append(float(value))
+        rule.update(float(value))
+        bar.update(1)
+        if callback is not None:
+            callback(rule.steps, model)
+    bar.close()
+    model.eval()
+    res.stopping = rule.summary()
+    res.seconds = time.perf_counter() - start
+    res.ema = ema
+    return res
+
+
+def train_diffusion(
+    space: DiffusionSpace,
+    model: Denoiser,
+    embeddings: Tensor,
+    trg: Tensor,
+    src: Tensor | None,
+    src_mask: Tensor | None,
+    config: TrainConfig,
+    *,
+    seed: int,
+    device: str | torch.device = "cpu",
+    use_ema: bool = True,
+    callback: Callable[[int, nn.Module], None] | None = None,
+) -> TrainResult:
+    """Train ``model`` in ``space`` on token ids ``trg (N, L)`` given source ids ``src``.
+
+    The source enters as its (frozen, normalised) embeddings. With ``use_ema`` the EMA
+    weights are loaded at the end (the official code samples from the EMA model).
+    """
+    check_embeddings(embeddings)
+    v = embeddings.shape[0]
+    if trg.ndim != 2 or (trg.min() < 0) or (trg.max() >= v):
+        raise ValueError(f"trg must be (N, L) token ids in [0, {v}), got shape {tuple(trg.shape)}")
+    # each rank its own noise stream (its own shard of the data comes from train_loop)
+    gen = torch.Generator(device=device).manual_seed(seed + 1 + 7919 * _world()[0])
+    emb, trg = embeddings.to(device), trg.to(device)
+    src = None if src is None else src.to(device)
+    src_mask = None if src_mask is None else src_mask.to(device)
+
+    def loss_fn(idx: Tensor) -> Tensor:
+        s = None if src is None else emb[src[idx]]
+        m = None if src_mask is None else src_mask[idx]
+        return diffusion_loss(space, model, emb, trg[idx], s, m, gen)
+
+    res = train_loop(
+        model,
+        loss_fn,
+        trg.shape[0],
+        config,
+        seed=seed,
+        device=device,
+        desc=f"train {space.name}",
+        callback=callback,
+    )
+    if use_ema and res.ema is not None:
+        model.load_state_dict(res.ema)
+    return res
+
+
+# -- checkpoints ---------------------------------------------------------------------------
+def save_checkpoint(model: Denoiser, path: str | Path) -> Path:
+    """Weights as safetensors plus the config as JSON metadata (nothing is pickled)."""
+    import json
+
+    from safetensors.torch import save_file
+
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tensors = {k: v.detach().contiguous().cpu() for k, v in model.state_dict().items()}
+    meta = {
+        "config": json.dumps(asdict(model.config)),
+        "causal": str(model.causal),
+        "timed": str(model.timed),
+        "head": str(model.head),
+    }
+    save_file(tensors, str(path), metadata=meta)
+    return path
+
+
+def load_checkpoint(path: str | Path, device: str | torch.device = "cpu") -> Denoiser:
+    """Rebuild a :class:`Denoiser` from :func:`save_checkpoint`'s file."""
+    import json
+
+    from safetensors import safe_open
+    from safetensors.torch import load_file
+
+    with safe_open(str(path), framework="pt") as fh:
+        meta = fh.metadata()
+    if not meta or "config" not in meta:
+        raise ValueError(f"{path} is not a smoothie checkpoint (no config metadata)")
+    cfg = DenoiserConfig(**json.loads(meta["config"]))
+    head = None if meta["head"] == "None" else int(meta["head"])
+    model = Denoiser(cfg, head=head, causal=meta["causal"] == "True", timed=meta["timed"] == "True")
+    model.load_state_dict(load_file(str(path), device=str(device)))
+    return model.to(device).eval()
