@@ -51,3 +51,11 @@ def test_fit_learns_the_oracle_preferences(pairs, episodes):
 def test_fit_rejects_non_pairs():
     with pytest.raises(TypeError, match="SegmentPairs"):
         fit_advantage({"obs": 1})
+
+
+@pytest.mark.slow
+def test_transformer_advantage_learns_the_preferences(pairs):
+    fit = fit_advantage(pairs, AdvantageConfig(kind="transformer", cap=300), seed=0, device="cpu")
+    assert fit.train_accuracy > 0.7
+    with pytest.raises(ValueError, match="MLP"):
+        fit.model.per_step(*pairs.segments())
