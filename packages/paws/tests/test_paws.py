@@ -137,3 +137,13 @@ def test_a_failing_evaluation_episode_is_data(env):
     assert np.all(np.isfinite(ev.returns[~bad]))
     nan_policy = evaluate_policy(lambda o: np.full((o.shape[0], 2), np.nan), env, starts)
     assert nan_policy.failed == 4 and "non-finite" in nan_policy.errors[0]
+
+
+def test_policy_checkpoint_roundtrip(tmp_path):
+    from icml26.paws import load_policy, save_policy
+
+    obs = np.zeros((20, 3), np.float32)
+    fit = fit_weighted_mle(obs, np.zeros((20, 2)), None, PolicyConfig(cap=5), device="cpu")
+    save_policy(fit.policy, tmp_path / "ck")
+    back = load_policy(tmp_path / "ck")
+    np.testing.assert_array_equal(_params(back), _params(fit.policy))

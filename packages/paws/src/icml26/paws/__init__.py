@@ -41,7 +41,14 @@ from icml26.paws.evaluation import (
     reference_returns,
 )
 from icml26.paws.paws import PAWSConfig, PAWSResult, fit_paws, weighted_segments
-from icml26.paws.policy import PolicyConfig, PolicyFit, TanhGaussianPolicy, fit_weighted_mle
+from icml26.paws.policy import (
+    PolicyConfig,
+    PolicyFit,
+    TanhGaussianPolicy,
+    fit_weighted_mle,
+    load_policy,
+    save_policy,
+)
 from icml26.paws.preferences import SegmentPairs, oracle_labels
 from icml26.paws.weights import (
     Temperature,
@@ -83,6 +90,7 @@ __all__ = [
     "fit_weighted_mle",
     "implied_epsilon",
     "load_cpl_npz",
+    "load_policy",
     "log_weights",
     "make_preferences",
     "neff_target",
@@ -92,6 +100,7 @@ __all__ = [
     "preference_bce",
     "reference_returns",
     "save_cpl_npz",
+    "save_policy",
     "solve_temperature",
     "weighted_segments",
 ]

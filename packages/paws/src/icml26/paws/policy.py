@@ -10,18 +10,28 @@ Training stops at a plateau of this training loss (``icml26.shared.Plateau``).
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import numpy as np
 import torch
 from torch import nn
 
 from icml26.paws.networks import default_device, mlp
-from icml26.shared import Plateau
+from icml26.shared import Plateau, is_main_process, rank
 
-__all__ = ["PolicyConfig", "PolicyFit", "TanhGaussianPolicy", "fit_weighted_mle", "train_loop"]
+__all__ = [
+    "PolicyConfig",
+    "PolicyFit",
+    "TanhGaussianPolicy",
+    "fit_weighted_mle",
+    "load_policy",
+    "save_policy",
+    "train_loop",
+]
 
 ACTION_EPS = 1e-4
 LOG_STD_MIN, LOG_STD_MAX = -5.0, 1.0
@@ -72,12 +82,26 @@ class PolicyFit:
     policy: TanhGaussianPolicy
     plateau: dict
     losses: list[float] = field(default_factory=list)
+    first_batch: list[int] = field(default_factory=list)  # step indices of the first minibatch
+
+
+def _world() -> int:
+    dist = torch.distributed
+    return dist.get_world_size() if dist.is_available() and dist.is_initialized() else 1
 
 
 def train_loop(
     params, loss_fn: Callable[[int], torch.Tensor], config: PolicyConfig, *, cap: int | None = None
 ) -> tuple[dict, list[float]]:
-    """Adam on ``loss_fn(step)`` until the training loss plateaus (or the cap)."""
+    """Adam on ``loss_fn(step)`` until the training loss plateaus (or the cap).
+
+    Under a launcher (an initialised process group) this is data parallel: every rank
+    draws its own minibatches, gradients are averaged by all-reduce, and the plateau rule
+    sees the loss averaged over ranks, so all ranks stop at the same step with the same
+    parameters.
+    """
+    params = list(params)
+    world = _world()
     opt = torch.optim.Adam(params, lr=config.lr)
     rule = Plateau(
         config.plateau_window, config.plateau_patience, config.plateau_min_delta,
@@ -89,8 +113,16 @@ def train_loop(
         loss = loss_fn(step)
         opt.zero_grad()
         loss.backward()
+        reduced = loss.detach().clone()
+        if world > 1:
+            for p in params:
+                if p.grad is not None:
+                    torch.distributed.all_reduce(p.grad)
+                    p.grad /= world
+            torch.distributed.all_reduce(reduced)
+            reduced /= world
         opt.step()
-        value = float(loss.detach())
+        value = float(reduced)
         losses.append(value)
         rule.update(value)
         step += 1
@@ -125,9 +157,10 @@ def fit_weighted_mle(
     o, a = _check_steps(obs, act)
     c = config or PolicyConfig()
     dev = default_device(device)
-    torch.manual_seed(seed)
-    gen = torch.Generator().manual_seed(seed)
+    torch.manual_seed(seed)  # the same initial parameters on every rank
+    gen = torch.Generator().manual_seed(seed + 7919 * rank())  # each rank its own batches
     policy = TanhGaussianPolicy(o.shape[1], a.shape[1], c.hidden).to(dev)
+    first: list[int] = []
     ot, at = torch.as_tensor(o, device=dev), torch.as_tensor(a, device=dev)
     if weights is None:
         p = torch.ones(o.shape[0])
@@ -139,10 +172,40 @@ def fit_weighted_mle(
             raise ValueError("weights must be finite, non-negative and not all zero")
         p = torch.as_tensor(w / w.sum(), dtype=torch.float64)
 
-    def loss_fn(_: int) -> torch.Tensor:
-        idx = torch.multinomial(p, c.batch_size, replacement=True, generator=gen).to(dev)
+    def loss_fn(step: int) -> torch.Tensor:
+        idx = torch.multinomial(p, c.batch_size, replacement=True, generator=gen)
+        if step == 0:
+            first.extend(int(i) for i in idx)
+        idx = idx.to(dev)
         return -policy.log_prob(ot[idx], at[idx]).mean()
 
     summary, losses = train_loop(policy.parameters(), loss_fn, c)
     policy.eval()
-    return PolicyFit(policy=policy, plateau=summary, losses=losses)
+    return PolicyFit(policy=policy, plateau=summary, losses=losses, first_batch=first)
+
+
+def save_policy(policy: TanhGaussianPolicy, directory: str | Path) -> Path | None:
+    """Write ``model.safetensors`` and ``config.json`` (rank 0 only; others return None)."""
+    if not is_main_process():
+        return None
+    from safetensors.torch import save_file
+
+    out = Path(directory)
+    out.mkdir(parents=True, exist_ok=True)
+    state = {k: v.detach().cpu().contiguous() for k, v in policy.state_dict().items()}
+    save_file(state, str(out / "model.safetensors"))
+    hidden = [m.out_features for m in policy.net if isinstance(m, nn.Linear)][:-1]
+    cfg = {"obs_dim": policy.obs_dim, "act_dim": policy.act_dim, "hidden": hidden}
+    (out / "config.json").write_text(json.dumps(cfg))
+    return out
+
+
+def load_policy(directory: str | Path) -> TanhGaussianPolicy:
+    """Read a policy written by :func:`save_policy` (safetensors: nothing unpickles)."""
+    from safetensors.torch import load_file
+
+    d = Path(directory)
+    cfg = json.loads((d / "config.json").read_text())
+    policy = TanhGaussianPolicy(cfg["obs_dim"], cfg["act_dim"], tuple(cfg["hidden"]))
+    policy.load_state_dict(load_file(str(d / "model.safetensors")))
+    return policy.eval()
