@@ -12,7 +12,10 @@ the absolute seconds:
 from __future__ import annotations
 
 import argparse
+import contextlib
+import io
 import json
+import logging
 import time
 from pathlib import Path
 
@@ -41,8 +44,19 @@ def _timed(fn):
     return out, time.perf_counter() - w, time.process_time() - c
 
 
+def _import_d3rlpy():
+    """d3rlpy imports gym, whose deprecation notice is printed to stderr: keep it there."""
+    with contextlib.redirect_stderr(io.StringIO()), contextlib.redirect_stdout(io.StringIO()):
+        import d3rlpy
+        import structlog
+
+    # d3rlpy logs every epoch through structlog at INFO: keep warnings and errors only
+    structlog.configure(wrapper_class=structlog.make_filtering_bound_logger(logging.WARNING))
+    return d3rlpy
+
+
 def d3rlpy_piql(episodes, reward, steps: int, batch: int, seed: int):
-    import d3rlpy
+    d3rlpy = _import_d3rlpy()
 
     e, h = reward.shape
     terminals = np.zeros((e, h), np.float32)
