@@ -1,0 +1,133 @@
+"""PAWS against d3rlpy's IQL on relabelled rewards (P-IQL), side by side in one run.
+
+Both learners start from the same cached point-mass data and the same learnt A_φ (the
+per-step MLP outputs are P-IQL's Markovian reward; PAWS uses the segment sums). Measured:
+wall-clock and CPU time of the policy stage at equal gradient steps and batch size, and the
+normalised return. Run with one torch thread on a shared machine, so read the ratios, not
+the absolute seconds:
+
+    uv run python benchmarks/paws/bench_d3rlpy_piql.py --steps 2000 --n 50 500 --length 20
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import io
+import json
+import logging
+import time
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from icml26.paws import (
+    PAWSConfig,
+    PointMass,
+    PointMassConfig,
+    PolicyConfig,
+    behaviour_episodes,
+    evaluate_policy,
+    fit_advantage,
+    fit_paws,
+    make_preferences,
+    normalised_return,
+    reference_returns,
+)
+from icml26.shared import numpy_rng, quiet_dependencies
+
+
+def _timed(fn):
+    w, c = time.perf_counter(), time.process_time()
+    out = fn()
+    return out, time.perf_counter() - w, time.process_time() - c
+
+
+def _import_d3rlpy():
+    """d3rlpy imports gym, whose deprecation notice is printed to stderr: keep it there."""
+    with contextlib.redirect_stderr(io.StringIO()), contextlib.redirect_stdout(io.StringIO()):
+        import d3rlpy
+        import structlog
+
+    # d3rlpy logs every epoch through structlog at INFO: keep warnings and errors only
+    structlog.configure(wrapper_class=structlog.make_filtering_bound_logger(logging.WARNING))
+    return d3rlpy
+
+
+def d3rlpy_piql(episodes, reward, steps: int, batch: int, seed: int):
+    d3rlpy = _import_d3rlpy()
+
+    e, h = reward.shape
+    terminals = np.zeros((e, h), np.float32)
+    timeouts = np.zeros((e, h), np.float32)
+    timeouts[:, -1] = 1.0
+    dataset = d3rlpy.dataset.MDPDataset(
+        observations=episodes.obs.reshape(e * h, -1),
+        actions=episodes.act.reshape(e * h, -1),
+        rewards=reward.reshape(-1).astype(np.float32),
+        terminals=terminals.reshape(-1),
+        timeouts=timeouts.reshape(-1),
+    )
+    d3rlpy.seed(seed)
+    iql = d3rlpy.algos.IQLConfig(batch_size=batch).create(device="cpu:0")
+    iql.fit(
+        dataset, n_steps=steps, n_steps_per_epoch=steps, show_progress=False,
+        logger_adapter=d3rlpy.logging.NoopAdapterFactory(), save_interval=10**9,
+    )  # fmt: skip
+    return iql
+
+
+def compare(env, episodes, starts, refs, n: int, length: int, args) -> dict:
+    """One (N, n) cell: PAWS and d3rlpy P-IQL on the same data and the same A_φ."""
+    pairs = make_preferences(episodes, n, length, numpy_rng(args.seed, "prefs", n))
+    adv = fit_advantage(pairs, seed=args.seed, device="cpu")
+    # equal gradient steps: a cap that no plateau can cut short (window > steps)
+    pc = PolicyConfig(batch_size=args.batch, cap=args.steps, plateau_window=args.steps + 1)
+    paws, pw, pcpu = _timed(
+        lambda: fit_paws(pairs, PAWSConfig(policy=pc), advantage=adv, seed=args.seed, device="cpu")
+    )
+    reward = adv.model.per_step(episodes.obs, episodes.act)
+    iql, iw, icpu = _timed(lambda: d3rlpy_piql(episodes, reward, args.steps, args.batch, args.seed))
+
+    def score(act) -> float:
+        return normalised_return(evaluate_policy(act, env, starts).mean, *refs)
+
+    return {
+        "N": length, "n": n, "steps": args.steps,
+        "paws_wall_s": pw, "piql_wall_s": iw, "wall_ratio": pw / iw,
+        "paws_cpu_s": pcpu, "piql_cpu_s": icpu, "cpu_ratio": pcpu / icpu,
+        "paws_return": score(paws.act),
+        "piql_return": score(lambda o: iql.predict(o.astype(np.float32))),
+    }  # fmt: skip
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--steps", type=int, default=2000)
+    ap.add_argument("--batch", type=int, default=256)
+    ap.add_argument("--n", type=int, nargs="+", default=[50, 500])
+    ap.add_argument("--length", type=int, nargs="+", default=[20])
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--out", type=Path, default=Path("results/paws/bench"))
+    args = ap.parse_args(argv)
+    torch.set_num_threads(1)
+    rows = []
+    with quiet_dependencies():
+        for length in args.length:
+            env = PointMass(PointMassConfig(period=length, horizon=max(100, 5 * length)))
+            episodes = behaviour_episodes(env, 200, numpy_rng(args.seed, "behaviour"))
+            starts = env.starts(50, numpy_rng(args.seed, "eval"))
+            refs = reference_returns(env, starts, args.seed)
+            for n in args.n:
+                row = compare(env, episodes, starts, refs, n, length, args)
+                rows.append(row)
+                print(json.dumps({k: round(v, 3) if isinstance(v, float) else v
+                                  for k, v in row.items()}))  # fmt: skip
+    args.out.mkdir(parents=True, exist_ok=True)
+    (args.out / "bench_d3rlpy_piql.json").write_text(json.dumps(rows, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

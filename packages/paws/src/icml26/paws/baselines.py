@@ -1,0 +1,206 @@
+"""The comparisons, on the same data, networks, budget rule and seeds as PAWS.
+
+- **BC**: maximum likelihood on every behaviour step.
+- **Filtered BC** (the simplest strong baseline): BC on the preferred member of each pair.
+- **P-IQL-lite** (ours, the fast tier's stand-in for P-IQL): a per-step Markovian reward
+  r_φ(s, a) learnt from the same preferences with the same BCE (Σ_t r_φ over a segment is
+  the preference logit), every behaviour step relabelled with r_φ, Monte Carlo returns
+  G_t = Σ_k γ^k r_φ(s_{t+k}, a_{t+k}) within each episode, V(s) by regression, and AWR
+  weights exp((G_t − V(s_t))/β) with β set by the same n_eff rule (the step count). IQL's
+  expectile TD is replaced by Monte Carlo returns; d3rlpy's IQL is the benchmark peer.
+- **CPL** (jhejna/cpl, ``research/algs/cpl.py``): the policy's own α·Σ_t log π(a_t|s_t)
+  is the segment advantage in a conservative ("biased") logistic loss:
+  −log σ(A⁺ − b·A⁻) with b = ``bias`` ∈ (0, 1].
+- **CPL+KL** (``research/algs/cpl_kl.py``): BC pre-training, a frozen copy as the
+  reference, then the CPL loss on α·Σ_t (log π − log π_ref).
+
+Not implemented here (left open): Preference Transformer + IQL, IPL.
+"""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+from torch.nn import functional as F
+
+from icml26.paws.advantage import AdvantageConfig, AdvantageFit, fit_advantage
+from icml26.paws.data import Episodes
+from icml26.paws.networks import default_device, mlp
+from icml26.paws.policy import (
+    PolicyConfig,
+    PolicyFit,
+    TanhGaussianPolicy,
+    fit_weighted_mle,
+    train_loop,
+)
+from icml26.paws.preferences import SegmentPairs
+from icml26.paws.weights import neff_target, solve_temperature
+
+__all__ = [
+    "CPLConfig",
+    "PIQLConfig",
+    "behaviour_cloning",
+    "biased_bce",
+    "cpl",
+    "filtered_bc",
+    "piql_lite",
+]
+
+
+def behaviour_cloning(
+    episodes: Episodes, config: PolicyConfig | None = None, *, seed: int = 0, device=None
+) -> PolicyFit:
+    """BC on every behaviour step."""
+    obs, act = episodes.steps()
+    return fit_weighted_mle(obs, act, None, config, seed=seed, device=device)
+
+
+def filtered_bc(
+    pairs: SegmentPairs, config: PolicyConfig | None = None, *, seed: int = 0, device=None
+) -> PolicyFit:
+    """BC on the preferred segment of each (non-tied) pair."""
+    obs, act = pairs.preferred()
+    if obs.shape[0] == 0:
+        raise ValueError("every pair is a tie: filtered BC has no preferred segment")
+    return fit_weighted_mle(
+        obs.reshape(-1, obs.shape[-1]), act.reshape(-1, act.shape[-1]), None, config,
+        seed=seed, device=device,
+    )  # fmt: skip
+
+
+@dataclass(frozen=True)
+class PIQLConfig:
+    discount: float = 0.99
+    neff_fraction: float = 0.1  # of n × N steps, as PAWS's per-step count
+    value_hidden: tuple[int, ...] = (64, 64)
+
+
+def _returns_to_go(reward: np.ndarray, discount: float) -> np.ndarray:
+    g = np.zeros_like(reward, dtype=np.float64)
+    acc = np.zeros(reward.shape[0])
+    for t in range(reward.shape[1] - 1, -1, -1):
+        acc = reward[:, t] + discount * acc
+        g[:, t] = acc
+    return g
+
+
+def piql_lite(
+    pairs: SegmentPairs,
+    episodes: Episodes,
+    config: PIQLConfig | None = None,
+    policy_config: PolicyConfig | None = None,
+    *,
+    reward_model: AdvantageFit | None = None,
+    advantage_config: AdvantageConfig | None = None,
+    seed: int = 0,
+    device=None,
+) -> tuple[PolicyFit, dict]:
+    """P-IQL-lite (module docstring). ``reward_model`` may reuse PAWS's A_φ (the same
+    per-step MLP trained by the same BCE is exactly a Markovian preference reward)."""
+    c, pc = config or PIQLConfig(), policy_config or PolicyConfig()
+    dev = default_device(device)
+    fit = reward_model or fit_advantage(pairs, advantage_config, seed=seed, device=device)
+    reward = fit.model.per_step(episodes.obs, episodes.act)  # (E, H): relabelled, learnt
+    g = _returns_to_go(reward, c.discount)
+    obs, act = episodes.steps()
+    torch.manual_seed(seed)
+    gen = torch.Generator().manual_seed(seed)
+    value = mlp(obs.shape[1], 1, c.value_hidden).to(dev)
+    ot = torch.as_tensor(obs, device=dev)
+    gt = torch.as_tensor(g.reshape(-1), dtype=torch.float32, device=dev)
+    scale = float(gt.std()) or 1.0
+
+    def value_loss(_: int) -> torch.Tensor:
+        idx = torch.randint(0, ot.shape[0], (pc.batch_size,), generator=gen).to(dev)
+        return F.mse_loss(value(ot[idx]).squeeze(-1), gt[idx] / scale)
+
+    value_summary, _ = train_loop(value.parameters(), value_loss, pc)
+    with torch.no_grad():
+        v = value(ot).squeeze(-1).double().cpu().numpy() * scale
+    adv = g.reshape(-1) - v
+    temp = solve_temperature(adv, neff_target(c.neff_fraction, len(pairs) * pairs.length))
+    pol = fit_weighted_mle(obs, act, temp.weights, pc, seed=seed, device=device)
+    return pol, {"value_plateau": value_summary, "beta": temp.lam, "n_eff": temp.n_eff}
+
+
+# -- CPL --------------------------------------------------------------------------------
+def biased_bce(adv_first: torch.Tensor, adv_second: torch.Tensor, label: torch.Tensor, bias=1.0):
+    """CPL's conservative logistic loss; ``label`` = P[first ≻ second]:
+    y·softplus(−(A¹ − b·A²)) + (1 − y)·softplus(−(A² − b·A¹))."""
+    first = F.softplus(-(adv_first - bias * adv_second))
+    second = F.softplus(-(adv_second - bias * adv_first))
+    return (label * first + (1 - label) * second).mean()
+
+
+@dataclass(frozen=True)
+class CPLConfig:
+    alpha: float = 0.1
+    bias: float = 0.5
+    bc_coeff: float = 0.0
+    batch_pairs: int = 32
+    kl: bool = False  # CPL+KL: BC pre-training and a frozen reference policy
+
+    def __post_init__(self) -> None:
+        if not 0 < self.bias <= 1:
+            raise ValueError(f"CPL's contrastive bias must lie in (0, 1], got {self.bias}")
+        if not self.alpha > 0:
+            raise ValueError(f"CPL's α must be positive, got {self.alpha}")
+
+
+def cpl(
+    pairs: SegmentPairs,
+    config: CPLConfig | None = None,
+    policy_config: PolicyConfig | None = None,
+    *,
+    episodes: Episodes | None = None,
+    seed: int = 0,
+    device=None,
+) -> PolicyFit:
+    """CPL (or CPL+KL with ``config.kl``; its BC pre-training uses ``episodes`` when given,
+    else both members of every pair)."""
+    c, pc = config or CPLConfig(), policy_config or PolicyConfig()
+    dev = default_device(device)
+    torch.manual_seed(seed)
+    gen = torch.Generator().manual_seed(seed)
+    obs = torch.as_tensor(pairs.obs, device=dev)
+    act = torch.as_tensor(pairs.act, device=dev)
+    y = torch.as_tensor(pairs.label, device=dev)
+    reference = None
+    if c.kl:
+        if episodes is not None:
+            so, sa = episodes.steps()
+        else:
+            so_, sa_ = pairs.segments()
+            so, sa = so_.reshape(-1, pairs.obs_dim), sa_.reshape(-1, pairs.act_dim)
+        pre = fit_weighted_mle(so, sa, None, pc, seed=seed, device=device)
+        policy = pre.policy
+        reference = copy.deepcopy(policy).eval()
+        for p in reference.parameters():
+            p.requires_grad_(False)
+        policy.train()
+    else:
+        policy = TanhGaussianPolicy(pairs.obs_dim, pairs.act_dim, pc.hidden).to(dev)
+
+    def seg_adv(o: torch.Tensor, a: torch.Tensor) -> torch.Tensor:
+        lp = policy.log_prob(o, a)
+        if reference is not None:
+            with torch.no_grad():
+                lp_ref = reference.log_prob(o, a)
+            lp = lp - lp_ref
+        return c.alpha * lp.sum(dim=-1), lp
+
+    def loss_fn(_: int) -> torch.Tensor:
+        b = torch.randint(0, len(pairs), (c.batch_pairs,), generator=gen).to(dev)
+        a1, lp1 = seg_adv(obs[b, 0], act[b, 0])
+        a2, lp2 = seg_adv(obs[b, 1], act[b, 1])
+        loss = biased_bce(a1, a2, y[b], c.bias)
+        if c.bc_coeff:
+            loss = loss - c.bc_coeff * torch.cat([lp1, lp2]).mean()
+        return loss
+
+    summary, losses = train_loop(policy.parameters(), loss_fn, pc)
+    policy.eval()
+    return PolicyFit(policy=policy, plateau=summary, losses=losses)

@@ -1,0 +1,211 @@
+"""The policy π_θ and the segment advantage-weighted maximum likelihood projection.
+
+PAWS's projection [read]: maximise L(θ) = Σ_τ Σ_{(s_t, a_t) ∈ τ} exp(A_φ(τ)/λ) log π_θ(a_t | s_t),
+every step of a segment sharing its segment's weight. π_θ is a tanh-squashed Gaussian MLP
+([inferred]). The weighted sum is estimated on minibatches drawn with probability ∝ the
+weight (an unbiased estimate of the same objective's gradient up to the constant Σ w,
+with lower variance than uniform minibatches when a few segments carry most weight).
+Training stops at a plateau of this training loss (``icml26.shared.Plateau``).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import torch
+from torch import nn
+
+from icml26.paws.networks import default_device, mlp
+from icml26.shared import Plateau, is_main_process, rank
+
+__all__ = [
+    "PolicyConfig",
+    "PolicyFit",
+    "TanhGaussianPolicy",
+    "fit_weighted_mle",
+    "load_policy",
+    "save_policy",
+    "train_loop",
+]
+
+ACTION_EPS = 1e-4
+LOG_STD_MIN, LOG_STD_MAX = -5.0, 1.0
+
+
+class TanhGaussianPolicy(nn.Module):
+    """a = tanh(u), u ~ N(μ_θ(s), diag σ_θ(s)²)."""
+
+    def __init__(self, obs_dim: int, act_dim: int, hidden: tuple[int, ...] = (64, 64)):
+        super().__init__()
+        self.obs_dim, self.act_dim = int(obs_dim), int(act_dim)
+        self.net = mlp(obs_dim, 2 * act_dim, hidden)
+
+    def forward(self, obs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        mu, log_std = self.net(obs).chunk(2, dim=-1)
+        return mu, log_std.clamp(LOG_STD_MIN, LOG_STD_MAX)
+
+    def log_prob(self, obs: torch.Tensor, act: torch.Tensor) -> torch.Tensor:
+        """log π(a | s) summed over action dimensions (actions inside (−1, 1))."""
+        a = act.clamp(-1 + ACTION_EPS, 1 - ACTION_EPS)
+        u = torch.atanh(a)
+        mu, log_std = self(obs)
+        z = (u - mu) / log_std.exp()
+        gauss = -0.5 * z.square() - log_std - 0.5 * math.log(2 * math.pi)
+        return (gauss - torch.log1p(-a.square())).sum(dim=-1)
+
+    @torch.no_grad()
+    def act(self, obs: np.ndarray) -> np.ndarray:
+        """The deterministic action tanh(μ_θ(s)) for a batch of observations."""
+        dev = next(self.parameters()).device
+        o = torch.as_tensor(np.asarray(obs, dtype=np.float32), device=dev)
+        return torch.tanh(self(o)[0]).cpu().numpy()
+
+
+@dataclass(frozen=True)
+class PolicyConfig:
+    hidden: tuple[int, ...] = (64, 64)
+    lr: float = 1e-3
+    batch_size: int = 256
+    plateau_window: int = 50
+    plateau_patience: int = 5
+    plateau_min_delta: float = 0.01
+    cap: int = 3000
+
+
+@dataclass
+class PolicyFit:
+    policy: TanhGaussianPolicy
+    plateau: dict
+    losses: list[float] = field(default_factory=list)
+    first_batch: list[int] = field(default_factory=list)  # step indices of the first minibatch
+
+
+def _world() -> int:
+    dist = torch.distributed
+    return dist.get_world_size() if dist.is_available() and dist.is_initialized() else 1
+
+
+def train_loop(
+    params, loss_fn: Callable[[int], torch.Tensor], config: PolicyConfig, *, cap: int | None = None
+) -> tuple[dict, list[float]]:
+    """Adam on ``loss_fn(step)`` until the training loss plateaus (or the cap).
+
+    Under a launcher (an initialised process group) this is data parallel: every rank
+    draws its own minibatches, gradients are averaged by all-reduce, and the plateau rule
+    sees the loss averaged over ranks, so all ranks stop at the same step with the same
+    parameters.
+    """
+    params = list(params)
+    world = _world()
+    opt = torch.optim.Adam(params, lr=config.lr)
+    rule = Plateau(
+        config.plateau_window, config.plateau_patience, config.plateau_min_delta,
+        cap or config.cap,
+    )  # fmt: skip
+    losses: list[float] = []
+    step = 0
+    while not rule.stopped:
+        loss = loss_fn(step)
+        opt.zero_grad()
+        loss.backward()
+        reduced = loss.detach().clone()
+        if world > 1:
+            for p in params:
+                if p.grad is not None:
+                    torch.distributed.all_reduce(p.grad)
+                    p.grad /= world
+            torch.distributed.all_reduce(reduced)
+            reduced /= world
+        opt.step()
+        value = float(reduced)
+        losses.append(value)
+        rule.update(value)
+        step += 1
+    return rule.summary(), losses
+
+
+def _check_steps(obs: np.ndarray, act: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    o = np.asarray(obs, dtype=np.float32)
+    a = np.asarray(act, dtype=np.float32)
+    if o.ndim != 2 or a.ndim != 2 or o.shape[0] != a.shape[0]:
+        raise ValueError(f"need obs (T, d) and act (T, a) with equal T, got {o.shape}, {a.shape}")
+    if o.shape[0] == 0:
+        raise ValueError("no steps to train on")
+    if not np.all(np.isfinite(a)):
+        raise ValueError("actions contain NaN or inf")
+    if not np.all(np.isfinite(o)):
+        raise ValueError("observations contain NaN or inf")
+    return o, a
+
+
+def fit_weighted_mle(
+    obs: np.ndarray,
+    act: np.ndarray,
+    weights: np.ndarray | None = None,
+    config: PolicyConfig | None = None,
+    *,
+    seed: int = 0,
+    device: str | torch.device | None = None,
+) -> PolicyFit:
+    """max_θ Σ_t w_t log π_θ(a_t | s_t) over steps ``obs`` (T, d), ``act`` (T, a);
+    ``weights=None`` is behaviour cloning."""
+    o, a = _check_steps(obs, act)
+    c = config or PolicyConfig()
+    dev = default_device(device)
+    torch.manual_seed(seed)  # the same initial parameters on every rank
+    gen = torch.Generator().manual_seed(seed + 7919 * rank())  # each rank its own batches
+    policy = TanhGaussianPolicy(o.shape[1], a.shape[1], c.hidden).to(dev)
+    first: list[int] = []
+    ot, at = torch.as_tensor(o, device=dev), torch.as_tensor(a, device=dev)
+    if weights is None:
+        p = torch.ones(o.shape[0])
+    else:
+        w = np.asarray(weights, dtype=np.float64).reshape(-1)
+        if w.shape[0] != o.shape[0]:
+            raise ValueError(f"need one weight per step ({o.shape[0]}), got {w.shape[0]}")
+        if not np.all(np.isfinite(w)) or np.any(w < 0) or w.sum() <= 0:
+            raise ValueError("weights must be finite, non-negative and not all zero")
+        p = torch.as_tensor(w / w.sum(), dtype=torch.float64)
+
+    def loss_fn(step: int) -> torch.Tensor:
+        idx = torch.multinomial(p, c.batch_size, replacement=True, generator=gen)
+        if step == 0:
+            first.extend(int(i) for i in idx)
+        idx = idx.to(dev)
+        return -policy.log_prob(ot[idx], at[idx]).mean()
+
+    summary, losses = train_loop(policy.parameters(), loss_fn, c)
+    policy.eval()
+    return PolicyFit(policy=policy, plateau=summary, losses=losses, first_batch=first)
+
+
+def save_policy(policy: TanhGaussianPolicy, directory: str | Path) -> Path | None:
+    """Write ``model.safetensors`` and ``config.json`` (rank 0 only; others return None)."""
+    if not is_main_process():
+        return None
+    from safetensors.torch import save_file
+
+    out = Path(directory)
+    out.mkdir(parents=True, exist_ok=True)
+    state = {k: v.detach().cpu().contiguous() for k, v in policy.state_dict().items()}
+    save_file(state, str(out / "model.safetensors"))
+    hidden = [m.out_features for m in policy.net if isinstance(m, nn.Linear)][:-1]
+    cfg = {"obs_dim": policy.obs_dim, "act_dim": policy.act_dim, "hidden": hidden}
+    (out / "config.json").write_text(json.dumps(cfg))
+    return out
+
+
+def load_policy(directory: str | Path) -> TanhGaussianPolicy:
+    """Read a policy written by :func:`save_policy` (safetensors: nothing unpickles)."""
+    from safetensors.torch import load_file
+
+    d = Path(directory)
+    cfg = json.loads((d / "config.json").read_text())
+    policy = TanhGaussianPolicy(cfg["obs_dim"], cfg["act_dim"], tuple(cfg["hidden"]))
+    policy.load_state_dict(load_file(str(d / "model.safetensors")))
+    return policy.eval()
