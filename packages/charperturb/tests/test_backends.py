@@ -96,3 +96,23 @@ def test_bad_arguments():
         b.score_options("p", [])
     with pytest.raises(TypeError, match="prompt"):
         b.score_options(3, ["a"])
+
+
+@pytest.mark.slow  # importing transformers takes 20-60 s on the shared machine
+def test_kv_cached_scoring_equals_per_option_scoring():
+    torch = pytest.importorskip("torch")
+    transformers = pytest.importorskip("transformers")
+    from icml26.charperturb.backends import TransformersBackend
+
+    class Tok:
+        def encode(self, s, add_special_tokens=False):
+            return [ord(c) % 100 for c in s]
+
+    torch.manual_seed(0)
+    cfg = transformers.GPT2Config(vocab_size=100, n_layer=2, n_embd=32, n_head=2)
+    model = transformers.GPT2LMHeadModel(cfg).eval()
+    opts = ["Paris", "Rome", "Berlin", "x"]
+    a = TransformersBackend(model, Tok()).score_options("The capital is", opts)
+    b = TransformersBackend(model, Tok(), cached=False).score_options("The capital is", opts)
+    assert a == pytest.approx(b, abs=1e-4)
+    assert len(set(a)) == 4

@@ -93,3 +93,14 @@ def test_type_errors():
         shuffle_words(TEXT, "0.5", rng=0)
     with pytest.raises(ValueError, match="kinds"):
         add_typos(TEXT, 0.5, rng=0, kinds=("swap",))
+
+
+def test_char_map_follows_length_changing_typos():
+    src = "alpha bravo charlie delta"
+    for seed in range(20):
+        p = add_typos(src, 1.0, rng=seed)
+        m = p.char_map()
+        assert len(m) == len(src) and all(m[i] <= m[i + 1] for i in range(len(m) - 1))
+        for i, c in enumerate(src):
+            if c == " ":
+                assert p.text[m[i]] == " "

@@ -130,7 +130,9 @@ def load_smollm2(cache_dir: str | Path | None = None, device: str | None = None)
     import torch
     from safetensors.torch import load_model, save_model
     from transformers import AutoConfig, AutoModelForCausalLM
+    from transformers.utils import logging as hf_logging
 
+    hf_logging.disable_progress_bar()  # no dequantisation bars in a user's terminal
     cache = Path(cache_dir) if cache_dir else default_cache_dir()
     model_dir = cache / "smollm2-model"
     weights = model_dir / "model.safetensors"
@@ -189,7 +191,7 @@ class TransformersBackend:
                                    use_cache=True)  # fmt: skip
                     logits = torch.cat([last[None], r.logits[0, :-1]], 0)
                     out.append(self._sum(logits, ids))
-                    cache.crop(len(p_ids))
+                    cache.crop(-len(ids))  # drop the option, keep the prompt
             else:
                 for ids in o_ids:
                     r = self.model(torch.tensor([p_ids + ids], device=dev))

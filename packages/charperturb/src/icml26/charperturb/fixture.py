@@ -1,14 +1,16 @@
 """The probe fixture: a char-level transformer whose denoising behaviour is known.
 
-A 2-layer causal transformer (d = 64) learns to read the largest of six digits
-(``"381526=" → "8"``; a key → value lookup ``"a3b7c1?b=" → "7"`` is the other task),
+A 2-layer causal transformer (d = 64) learns to read the last of six digits
+(``"381526=" → "6"``: a previous-token rule that inserted noise breaks; "max" and a
+key → value lookup are other tasks),
 once on clean prompts and once with variation selectors
 inserted after every prompt character (UCC-Inj, k ~ U{0 … k_max}). Only the second
 model must learn to ignore the noise, so the implicit-denoising probes
 (:mod:`icml26.charperturb.probes`) must show less attention on noise and a higher
 clean/noisy CKA for it. This validates the probe code on a known answer; it is not
 evidence for the paper's claim about large LLMs. Training stops by
-:class:`icml26.shared.Plateau` on the training loss.
+:class:`icml26.shared.Plateau` on the training loss (plus a 0.01-nat floor, see
+:class:`FixtureConfig`).
 """
 
 from __future__ import annotations
@@ -33,7 +35,9 @@ __all__ = ["FixtureConfig", "LookupTransformer", "encode_lookup", "probe_fixture
 class FixtureConfig:
     """The fixture's task, model and training rule."""
 
-    task: str = "max"  # "max": the largest of n_digits digits; "lookup": key -> value
+    # "last": the last of n_digits digits (a previous-token rule that noise breaks);
+    # "max": the largest digit; "lookup": key -> value
+    task: str = "last"
     n_digits: int = 6
     n_keys: int = 6  # lookup keys are the first n_keys lowercase letters
     n_pairs: int = 3
@@ -46,9 +50,12 @@ class FixtureConfig:
     batch: int = 32
     lr: float = 3e-3
     window: int = 25
-    patience: int = 10
-    min_delta: float = 0.01
-    cap: int = 3000
+    patience: int = 3
+    min_delta: float = 0.05
+    cap: int = 1000
+    # the rule watches loss + floor: a relative plateau never fires on a loss that keeps
+    # halving towards 0; below 0.01 nats the answer's probability already exceeds 0.99
+    loss_floor: float = 0.01
 
 
 class _Block(nn.Module):
@@ -103,9 +110,10 @@ def _vocab(config: FixtureConfig) -> dict[str, int]:
 
 
 def _prompt(config: FixtureConfig, rng: np.random.Generator) -> tuple[str, str]:
-    if config.task == "max":
+    if config.task in ("max", "last"):
         digits = rng.integers(0, 10, config.n_digits)
-        return "".join(map(str, digits)), str(digits.max())
+        answer = digits.max() if config.task == "max" else digits[-1]
+        return "".join(map(str, digits)), str(answer)
     keys = rng.choice(config.n_keys, size=config.n_pairs, replace=False)
     vals = rng.integers(0, 10, config.n_pairs)
     q = int(rng.integers(config.n_pairs))
@@ -188,7 +196,7 @@ def train_fixture(
         loss.backward()
         opt.step()
         losses.append(float(loss.detach()))
-        rule.update(losses[-1])
+        rule.update(losses[-1] + config.loss_floor)
     model.eval()
     return TrainedFixture(model, vocab, config, noisy, rule.summary(), losses)
 
@@ -200,7 +208,7 @@ def probe_fixture(trained: TrainedFixture, *, k: int, n: int, seed: int) -> dict
     rng = np.random.default_rng(seed)
     cleans, noisys, positions, answers = encode_lookup(cfg, rng, n, k)
     correct_c = correct_n = 0
-    mass, kl = [], []
+    mass, kl, readout = [], [], []
     hid_c: list[list[np.ndarray]] = [[] for _ in range(cfg.n_layers)]
     hid_n: list[list[np.ndarray]] = [[] for _ in range(cfg.n_layers)]
     for c, z, pos, a in zip(cleans, noisys, positions, answers, strict=True):
@@ -212,6 +220,8 @@ def probe_fixture(trained: TrainedFixture, *, k: int, n: int, seed: int) -> dict
         noise[pos] = True
         visible = np.flatnonzero(~noise)
         mass.append([attention_noise_mass(an[i][0].numpy(), noise).mean() for i in range(len(an))])
+        # the readout row ("=", last position) is where the answer is computed
+        readout.append([an[i][0, :, -1][:, noise].sum(-1).mean().item() for i in range(len(an))])
         kl.append(
             [visible_attention_kl(ac[i][0].numpy(), an[i][0].numpy(), visible).mean()
              for i in range(len(an))]
@@ -225,7 +235,8 @@ def probe_fixture(trained: TrainedFixture, *, k: int, n: int, seed: int) -> dict
     return {
         "acc_clean": correct_c / n,
         "acc_noisy": correct_n / n,
-        "noise_attention_mass": float(np.mean(mass)),
+        "noise_attention_mass": float(np.mean(readout)),
+        "noise_attention_mass_all_rows": float(np.mean(mass)),
         "visible_attention_kl": float(np.mean(kl)),
         "cka_mean": float(np.mean(cka)),
         "cka_last": float(cka[-1]),

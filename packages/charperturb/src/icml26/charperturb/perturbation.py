@@ -80,9 +80,16 @@ class Perturbed:
     def char_map(self) -> np.ndarray:
         """Output position of every source character (identity for word operators)."""
         if self.positions is None:
-            if len(self.text) != len(self.source):
-                raise ValueError(f"operator {self.operator!r} changes lengths: no char map")
-            return np.arange(len(self.source))
+            # word edits (start, old, new) in source order: shift by the length changes
+            # so far; a character inside an edited word maps into the new word
+            out = np.arange(len(self.source))
+            shift = 0
+            for a, old, new in sorted(self.edits):
+                out[a + len(old) :] += len(new) - len(old)
+                inside = np.arange(a, a + len(old))
+                out[inside] = a + shift + np.minimum(inside - a, max(len(new) - 1, 0))
+                shift += len(new) - len(old)
+            return out
         keep = np.ones(len(self.text), dtype=bool)
         keep[self.positions] = False
         return np.flatnonzero(keep)
