@@ -54,6 +54,7 @@ class Config:
     sets: tuple[str, ...] = tuple(CHARSETS)
     ks: tuple[int, ...] = (0, 1, 3)
     claim_k: int = 3
+    set_size: int | None = None  # None: every code point of the set (capped per set)
     inflation_threshold: float = 3.0  # tokens per visible char at claim_k ≥ 3× clean
     survival_threshold: float = 0.2  # canonical-token survival below 20%
     exact_sentences: int = 500
@@ -91,7 +92,10 @@ def _conditions(config: Config, text: str, rng: np.random.Generator):
         if k == 0:
             continue
         for name in config.sets:
-            out.append((f"UCC-Inj {name} k={k}", inject_invisible(text, name, k=k, rng=rng)))
+            size = None if config.set_size is None else min(config.set_size, CHARSETS[name].size)
+            out.append(
+                (f"UCC-Inj {name} k={k}", inject_invisible(text, name, k=k, set_size=size, rng=rng))
+            )
         out.append((f"visible noise k={k}", inject_visible(text, k=k, rng=rng)))
     t = add_typos(text, 1.0, rng=rng)
     s = shuffle_words(text, 1.0, rng=rng)
