@@ -344,9 +344,9 @@ def load_features_npz(path: str | Path, *, augment: str = "features") -> GCDData
 
 
 PICKLE_HINT = (
-    "SSB split files ship as pickles, which are never unpickled here. Convert once, on a "
-    "file you trust: python -c \"import pickle, json; json.dump(pickle.load(open('{name}', "
-    "'rb')), open('{stem}.json', 'w'))\""
+    "SSB split files ship as pickles, which this package never unpickles. Convert {name} "
+    "once, yourself, on a copy you trust, e.g. python -c \"import json, pickle as p; "
+    "json.dump(p.load(open('{name}', 'rb')), open('{stem}.json', 'w'))\""
 )
 
 
