@@ -8,9 +8,9 @@ from icml26.cure.reproduce import PAPER, PRESETS, judge, run
 from icml26.cure.training import TrainConfig
 from icml26.shared import Report
 
-TINY_TRAIN = TrainConfig(cap_epochs=2, batch_size=64, warmup_teacher_epochs=1)
+TINY_TRAIN = TrainConfig(cap_epochs=1, batch_size=32, warmup_teacher_epochs=1)
 TINY = replace(PRESETS["smoke"], datasets=("mixture",), n_super=2, n_sub=3, n_old_sub=2,
-               n_per_old=40, n_per_new=30, stage1=TINY_TRAIN, stage2=TINY_TRAIN)  # fmt: skip
+               n_per_old=20, n_per_new=15, stage1=TINY_TRAIN, stage2=TINY_TRAIN)  # fmt: skip
 
 
 def test_registered_presets():

@@ -345,7 +345,7 @@ def load_features_npz(path: str | Path, *, augment: str = "features") -> GCDData
 
 PICKLE_HINT = (
     "SSB split files ship as pickles, which this package never unpickles. Convert {name} "
-    "once, yourself, on a copy you trust, e.g. python -c \"import json, pickle as p; "
+    'once, yourself, on a copy you trust, e.g. python -c "import json, pickle as p; '
     "json.dump(p.load(open('{name}', 'rb')), open('{stem}.json', 'w'))\""
 )
 
