@@ -70,7 +70,9 @@ def test_torchrun_two_cpu_processes_train_one_model_and_write_once(tmp_path):
     r0, r1 = (json.loads((tmp_path / f"rank{r}.json").read_text()) for r in (0, 1))
     assert r0["world"] == r1["world"] == 2
     assert r0["steps"] == r1["steps"] == 3  # both stopped together
-    assert r0["seen"] and not set(r0["seen"]) & set(r1["seen"][: len(r0["seen"]) // 3])
+    per_epoch = len(r0["seen"]) // 3
+    assert per_epoch > 0 and len(r1["seen"]) == len(r0["seen"])
+    assert not set(r0["seen"][:per_epoch]) & set(r1["seen"][:per_epoch])  # disjoint shards
     assert r0["seen"] != r1["seen"]
     np.testing.assert_allclose(r0["params"], r1["params"], rtol=0, atol=1e-6)
     assert r0["losses"] != r1["losses"]
