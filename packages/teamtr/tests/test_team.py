@@ -24,7 +24,7 @@ def test_team_validation(tiny_team):
         Team(["a", "b"], [p])
     with pytest.raises(ValueError, match="unique"):
         Team(["a", "a"], [p, p])
-    with pytest.raises(TypeError, match="nn.Module"):
+    with pytest.raises(TypeError, match=r"nn\.Module"):
         Team(["a"], [lambda x: x])
 
 
