@@ -229,3 +229,20 @@ def test_bad_method_names_and_shared_needs_one_policy(game3, tiny_team):
 def test_task_is_the_protocol_game_with_hidden_digits():
     task = ProtocolGame(agents=2)
     assert task.visible_mask().tolist() == [[True, True], [False, False]]
+
+
+def test_stage0_alignment_pulls_the_newcomer_to_the_incumbent(team3, game3, router3, tiny_team):
+    from icml26.shared import Plateau
+    from icml26.teamtr import stage0_alignment
+
+    newcomer = tiny_team(1, seed=5, d=24).policies[0]
+    gen = torch.Generator().manual_seed(0)
+    aligned, info = stage0_alignment(team3, 1, newcomer, game3, router=router3, generator=gen,
+                                     rule=Plateau(2, 2, 0.01, 30), prompts=8, group_size=4,
+                                     lr=1e-2)  # fmt: skip
+    assert aligned.policies[1] is newcomer and team3.policies[1] is not newcomer
+    assert info["losses"][-1] < 0.5 * info["losses"][0]
+    assert info["rollouts"] == info["summary"]["steps"] * 32 == team3.rollouts_used
+    with pytest.raises(ValueError, match="outside"):
+        stage0_alignment(team3, 3, newcomer, game3, router=router3, generator=gen,
+                         rule=Plateau(2, 2, 0.01, 2))  # fmt: skip

@@ -7,6 +7,7 @@ token-decomposed reverse-KL trust region, with logged surrogates, KL monitors an
 certificate proxy.
 """
 
+from icml26.teamtr.alignment import stage0_alignment
 from icml26.teamtr.baselines import METHOD_NAMES, method_config
 from icml26.teamtr.policies import PolicySpec, TinyCausalLM, load_policy, make_policy, save_policy
 from icml26.teamtr.tasks import (
@@ -66,6 +67,7 @@ __all__ = [
     "ppo_clip_loss",
     "rollout",
     "save_policy",
+    "stage0_alignment",
     "token_reverse_kl",
     "train",
     "update_agents",
