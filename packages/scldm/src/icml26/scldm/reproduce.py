@@ -479,6 +479,8 @@ def _run(config: Config, seed: int, out: Path) -> Report:
             **ceiling,
             "autoencoder_stop": model.autoencoder_stop,
             "diffusion_stop": model.diffusion_stop,
+            # the DiT rule's window means (None without a rule)
+            "diffusion_windows": model.history.get("diffusion_plateau"),
         }
     )
 
