@@ -1,6 +1,7 @@
 """Peak host memory (RSS) of fitting scLDM on a large sparse AnnData: the counts kept
-dense (what the MLP VAE and the earlier data path do), as an in-memory CSR matrix, and
-from a backed ``.h5ad`` (``read_h5ad(path, backed=True)``: ``.X`` stays on disk).
+dense (the earlier data path of every model), as an in-memory CSR matrix, and from a
+backed ``.h5ad`` (``read_h5ad(path, backed=True)``: ``.X`` stays on disk); modes
+``mlp-csr``/``mlp-backed`` fit the MLP VAE baseline (one epoch) on the same file instead.
 
     python benchmarks/scldm/bench_sparse_memory.py [--cells 200000] [--genes 2000]
 
@@ -31,7 +32,8 @@ CHILD = textwrap.dedent(
     import json, resource, sys, time
     import torch
     torch.set_num_threads(1)
-    from icml26.scldm import AutoencoderConfig, DiTConfig, ScLDM, TrainingConfig, read_h5ad
+    from icml26.scldm import MLPVAE, AutoencoderConfig, DiTConfig, ScLDM, TrainingConfig
+    from icml26.scldm import read_h5ad
     from icml26.scldm.data import counts_matrix
     from icml26.shared import quiet_dependencies
 
@@ -44,11 +46,15 @@ CHILD = textwrap.dedent(
         import anndata as ad
         base = rss_mib()
         t0 = time.process_time()
-        adata = read_h5ad(path, backed=mode == "backed")
+        adata = read_h5ad(path, backed=mode in ("backed", "mlp-backed"))
         if mode == "dense":
             adata = ad.AnnData(X=counts_matrix(adata), obs=adata.obs)  # densified whole
         loaded = rss_mib()
-        model = ScLDM(
+        if mode.startswith("mlp"):  # the MLP VAE baseline: one epoch at batch 128
+            MLPVAE(n_hidden=32, n_latent=4, epochs=1, patience=None, batch_size=128,
+                   device="cpu").fit(adata, condition_keys=("cell_type",), seed=0)
+            encode = "0"
+        model = None if mode.startswith("mlp") else ScLDM(
             AutoencoderConfig(n_embed=16, n_latent_tokens=4, latent_dim=4, n_layer=1,
                               n_head=2, n_head_cross=2),
             DiTConfig(n_embed=32, n_layer=1, n_head=2),
@@ -56,7 +62,8 @@ CHILD = textwrap.dedent(
                            diffusion_steps=int(dit_steps), diffusion_batch_size=128),
             device="cpu",
         )
-        model.fit_autoencoder(adata, seed=0)
+        if model is not None:
+            model.fit_autoencoder(adata, seed=0)
         trained = rss_mib()
         if encode == "1":
             model.fit_diffusion(adata, condition_keys=("cell_type",), seed=0)

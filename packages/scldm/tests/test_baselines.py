@@ -27,6 +27,43 @@ def test_mlp_vae_generates_counts(tiny_adata):
         vae.generate(3, {"cell_type": "nope"})
 
 
+def test_mlp_vae_trains_alike_on_dense_csr_and_backed_counts(tmp_path, tiny_adata, monkeypatch):
+    """Sparse and backed counts give the dense fit's parameters, and only mini-batches of
+    rows are ever densified."""
+    import torch
+    from scipy import sparse
+
+    from icml26.scldm import read_h5ad
+
+    dense = tiny_adata.copy()
+    dense.X = np.asarray(sparse.csr_matrix(dense.X).toarray())
+    csr = dense.copy()
+    csr.X = sparse.csr_matrix(csr.X)
+    csr.write_h5ad(tmp_path / "cells.h5ad")
+    backed = read_h5ad(tmp_path / "cells.h5ad", backed=True)
+    largest = []
+    toarray = sparse.csr_matrix.toarray
+
+    def spy(self, *args, **kwargs):
+        largest.append(self.shape[0])
+        return toarray(self, *args, **kwargs)
+
+    def fit(a):
+        return MLPVAE(n_hidden=16, n_latent=3, epochs=2, patience=None, batch_size=64,
+                      device="cpu").fit(a, condition_keys=("cell_type",), seed=0)  # fmt: skip
+
+    fits = [fit(dense)]
+    monkeypatch.setattr(sparse.csr_matrix, "toarray", spy)
+    monkeypatch.setattr(MLPVAE, "chunk_rows", 50)
+    fits += [fit(csr), fit(backed)]
+    assert largest and max(largest) <= 64  # batches and 50-row chunks, never all 240 rows
+    for other in fits[1:]:
+        pairs = zip(fits[0].module.parameters(), other.module.parameters(), strict=True)
+        for p, q in pairs:
+            torch.testing.assert_close(p, q, rtol=0, atol=0)
+    backed.file.close()
+
+
 def test_gaussian_prior_uses_the_same_autoencoder(fitted, tiny_adata):
     ablation = GaussianPriorScLDM(fitted).fit_conditions(tiny_adata)
     gen = ablation.generate(15, seed=0)

@@ -100,3 +100,40 @@ def test_torchrun_two_cpu_processes_fit_one_model_and_write_once(tmp_path):
         ]
     )
     np.testing.assert_allclose(saved, r0["params"], rtol=0, atol=1e-6)
+
+
+# One rank's flow-matching loss raises in the middle of the DiT stage, while the other
+# rank waits for it in the gradient all-reduce: the launcher must end the whole run with
+# the error, not hang.
+FAILING_ENTRY = """
+import torch
+torch.set_num_threads(1)
+from icml26.scldm import AutoencoderConfig, DiTConfig, ScLDM, TrainingConfig
+from icml26.scldm.simulate import simulate_counts
+
+adata = simulate_counts(160, 24, n_cell_types=2, n_programs=2, program_size=(4, 8),
+                        n_perturbations=1, seed=1)
+ScLDM(
+    AutoencoderConfig(n_embed=16, n_latent_tokens=2, latent_dim=4, n_layer=1, n_head=2,
+                      n_head_cross=2),
+    DiTConfig(n_embed=16, n_layer=1, n_head=2),
+    TrainingConfig(autoencoder_batch_size=16, autoencoder_max_steps=4,
+                   diffusion_steps=200, diffusion_batch_size=16),
+    device="cpu",
+).fit(adata, condition_keys=("cell_type",), seed=0)
+print("fit finished", flush=True)
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.distributed
+def test_a_failing_rank_ends_the_torchrun_run_with_its_error(tmp_path):
+    from icml26.shared.testing import FAILURE_MESSAGE, failing_rank_script, torchrun
+
+    script = failing_rank_script(
+        tmp_path / "fails.py", "icml26.scldm.model:flow_matching_loss", FAILING_ENTRY
+    )
+    done = torchrun([script], cwd=tmp_path, timeout_s=600)  # a hang raises TimeoutExpired
+    assert done.returncode != 0, done.tail()
+    assert FAILURE_MESSAGE in done.stderr, done.tail()
+    assert "fit finished" not in done.stdout  # neither rank got past the failure

@@ -45,7 +45,7 @@ def test_ema_copies_then_averages():
     assert torch.allclose(ema.model.weight, torch.full((1, 2), 2.0))
 
 
-def _run(losses_of_step, *, steps, patience=2):
+def _run(losses_of_step, *, steps, patience=2, optim=None):
     param = torch.nn.Parameter(torch.zeros(1))
     model = torch.nn.Module()
     model.p = param
@@ -61,12 +61,24 @@ def _run(losses_of_step, *, steps, patience=2):
         [torch.zeros(20, 1)],
         steps=steps,
         batch_size=4,
-        optim=OptimConfig(lr=1e-2),
+        optim=optim or OptimConfig(lr=1e-2),
         device=torch.device("cpu"),
         seed=0,
         stop_rule=rule,
     )
     return losses, rule
+
+
+def test_a_plateau_inside_the_dit_cosine_decay_finishes_it_early():
+    # the DiT's schedule: cosine from the end of a 20-step warmup to step 200. A plateau at
+    # step 45 finishes the decay over 10 % of 45 steps, from the rate reached to the floor.
+    optim = OptimConfig(lr=1.0, decay="cosine", decay_fraction=1.0)
+    losses, rule = _run(lambda k: max(100.0 - k, 70.0), steps=200, optim=optim)
+    assert rule.reason == "plateau" and rule.steps == 45
+    assert len(losses) == 49
+    # without the rule's stop the cosine would run the whole 200 steps
+    losses, rule = _run(lambda k: 100.0 * 0.99**k, steps=200, optim=optim)
+    assert len(losses) == 200 and rule.reason == "cap"
 
 
 def test_run_training_stops_on_a_plateau_after_an_early_decay():
@@ -102,3 +114,24 @@ def test_autoencoder_records_its_convergence_rule(tiny_adata):
     assert model.autoencoder_stop["reason"] == "cap" and model.autoencoder_stop["steps"] == 12
     assert len(model.history["autoencoder"]) == 12
     assert len(model.history["autoencoder_plateau"]) == 3
+    assert model.diffusion_stop is None  # not fitted yet
+
+
+def test_dit_trains_to_its_convergence_rule(tiny_adata):
+    from icml26.scldm import AutoencoderConfig, ScLDM, TrainingConfig
+
+    from .conftest import TINY_DIT
+
+    ae = AutoencoderConfig(n_embed=16, n_latent_tokens=2, latent_dim=4, n_layer=1, n_head=2,
+                           n_head_cross=2)  # fmt: skip
+    training = TrainingConfig(autoencoder_epochs=1, autoencoder_batch_size=64, diffusion_steps=99,
+                              diffusion_max_steps=9, diffusion_window=3,
+                              diffusion_patience=50)  # fmt: skip
+    model = ScLDM(ae, TINY_DIT, training, device="cpu").fit(tiny_adata, seed=0)
+    assert model.diffusion_stop["reason"] == "cap" and model.diffusion_stop["steps"] == 9
+    assert len(model.history["diffusion"]) == 9  # the cap, not diffusion_steps
+    assert len(model.history["diffusion_plateau"]) == 3
+    with pytest.raises(ValueError, match="diffusion_min_delta"):
+        TrainingConfig(diffusion_min_delta=1.5)
+    with pytest.raises(ValueError, match="diffusion_max_steps"):
+        TrainingConfig(diffusion_max_steps=0)

@@ -32,7 +32,16 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from icml26.scldm.data import ConditionVocabulary, LibrarySizeModel, check_anndata, counts_matrix
+from icml26.scldm.data import (
+    BackedCounts,
+    ConditionVocabulary,
+    LibrarySizeModel,
+    RowBatches,
+    check_anndata,
+    counts_matrix,
+    dense_rows,
+    library_sizes,
+)
 from icml26.scldm.likelihood import nb_log_prob, sample_negative_binomial
 from icml26.scldm.model import ScLDM, resolve_device
 from icml26.scldm.training import OptimConfig, run_training
@@ -118,14 +127,14 @@ def _generated_anndata(
 
 
 def _condition_models(
-    adata: Any, counts: np.ndarray, condition_keys: Sequence[str], latent: Any
+    adata: Any, counts: Any, condition_keys: Sequence[str], latent: Any
 ) -> tuple[ConditionVocabulary, LibrarySizeModel, LatentGaussianConditioner | None]:
     """What a Gaussian-latent baseline needs for conditional generation: the condition
     vocabulary of ``adata.obs``, per-condition library sizes, and class latent Gaussians
     over ``latent()`` (called only when there are conditions)."""
     vocabulary = ConditionVocabulary.from_obs(adata.obs, condition_keys)
     codes = vocabulary.encode_obs(adata.obs)
-    library = LibrarySizeModel.fit(counts.sum(1), codes, vocabulary.keys)
+    library = LibrarySizeModel.fit(library_sizes(counts), codes, vocabulary.keys)
     conditioner = (
         LatentGaussianConditioner(latent(), codes, vocabulary.keys) if vocabulary.keys else None
     )
@@ -197,7 +206,11 @@ class MLPVAE:
     ``patience`` switches training to the convergence rule (:class:`icml26.shared.Plateau`
     on the training ELBO, one epoch per window, relative ``min_delta``) with ``epochs`` as
     the cap; without it ``epochs`` is a fixed budget. ``stop`` records the rule's summary.
+    Sparse (CSR) and backed counts stay so: training densifies one mini-batch of rows at a
+    time, encoding ``chunk_rows`` rows at a time.
     """
+
+    chunk_rows: int = 512
 
     def __init__(
         self,
@@ -243,12 +256,13 @@ class MLPVAE:
         condition_keys: Sequence[str] = (),
         seed: int = 0,
     ) -> MLPVAE:
-        counts = counts_matrix(adata, layer)
+        # sparse and backed counts stay so: one mini-batch of rows is densified at a time
+        counts = counts_matrix(adata, layer, keep_sparse=True)
         self.var_names = [str(g) for g in adata.var_names]
         with torch.random.fork_rng(devices=[]):
             torch.manual_seed(seed)
             module = MLPVAEModule(counts.shape[1], **self.arch).to(self.device)
-        per_epoch = max(len(counts) // self.batch_size, 1)
+        per_epoch = max(counts.shape[0] // self.batch_size, 1)
         steps = self.epochs * per_epoch
         rule = None
         if self.patience is not None:
@@ -262,7 +276,7 @@ class MLPVAE:
             run_training(
                 module,
                 lambda m, d, g: m(d[0], g),
-                [torch.from_numpy(counts)],
+                [RowBatches(counts)],
                 steps=steps,
                 batch_size=self.batch_size,
                 optim=OptimConfig(lr=self.lr, decay_fraction=0.0),
@@ -279,9 +293,14 @@ class MLPVAE:
         return self
 
     @torch.no_grad()
-    def _latent(self, counts: np.ndarray) -> np.ndarray:
-        loc, _ = self.module.encode(torch.from_numpy(counts).to(self.device))
-        return loc.cpu().numpy()
+    def _latent(self, counts: Any) -> np.ndarray:
+        """Posterior means of dense, CSR or backed counts, ``chunk_rows`` rows at a time."""
+        out, chunk = [], self.chunk_rows
+        for start in range(0, counts.shape[0], chunk):
+            block = dense_rows(counts, slice(start, start + chunk))
+            loc, _ = self.module.encode(torch.from_numpy(block).to(self.device))
+            out.append(loc.cpu().numpy())
+        return np.concatenate(out)
 
     def embed(self, adata: Any, *, layer: str | None = None, key_added: str = "X_mlpvae") -> None:
         """Posterior means to ``adata.obsm[key_added]``."""
@@ -292,7 +311,7 @@ class MLPVAE:
             raise ValueError(
                 "adata.var_names differ from the training genes (the MLP needs the same order)"
             )
-        adata.obsm[key_added] = self._latent(counts_matrix(adata, layer))
+        adata.obsm[key_added] = self._latent(counts_matrix(adata, layer, keep_sparse=True))
 
     @torch.no_grad()
     def generate(
@@ -331,7 +350,7 @@ class GaussianPriorScLDM:
     def fit_conditions(self, adata: Any, *, layer: str | None = None) -> GaussianPriorScLDM:
         """Fit the class latent Gaussians on the encoded training cells of ``adata``."""
         if self.model.vocabulary.keys:
-            counts = counts_matrix(adata, layer)
+            counts = counts_matrix(adata, layer, keep_sparse=True)
             mean, _ = self.model._encode_counts(counts, [str(g) for g in adata.var_names])
             codes = self.model.vocabulary.encode_obs(adata.obs)
             self.conditioner = LatentGaussianConditioner(
@@ -399,7 +418,10 @@ class ScviBaseline:
     ) -> ScviBaseline:
         import anndata as ad
 
-        counts = counts_matrix(adata, layer)
+        # scvi-tools reads CSR itself; a backed file is loaded as CSR (its non-zeros only)
+        counts = counts_matrix(adata, layer, keep_sparse=True)
+        if isinstance(counts, BackedCounts):
+            counts = counts[slice(None)]
         self.var_names = [str(g) for g in adata.var_names]
         train = ad.AnnData(X=counts, obs=adata.obs.copy())
         train.var_names = self.var_names

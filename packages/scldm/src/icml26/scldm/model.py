@@ -73,6 +73,11 @@ class TrainingConfig:
     epoch) has not improved by a relative ``autoencoder_min_delta`` for
     ``autoencoder_patience`` windows, then run the schedule's decay; at most
     ``autoencoder_max_steps`` steps (``autoencoder_epochs`` is then unused).
+
+    ``diffusion_max_steps`` does the same for stage B on the flow-matching training loss:
+    windows of ``diffusion_window`` steps (that loss is noisy: a fresh noise and time per
+    cell), a relative ``diffusion_min_delta``, ``diffusion_patience`` windows; at most
+    ``diffusion_max_steps`` steps (``diffusion_steps``/``diffusion_epochs`` are then unused).
     """
 
     autoencoder_epochs: int = 100
@@ -87,6 +92,10 @@ class TrainingConfig:
     diffusion_epochs: int = 100
     diffusion_steps: int | None = None
     diffusion_batch_size: int = 128
+    diffusion_max_steps: int | None = None
+    diffusion_patience: int = 3
+    diffusion_min_delta: float = 1e-2
+    diffusion_window: int = 250
     diffusion_optim: OptimConfig = field(
         default_factory=lambda: OptimConfig(lr=5e-4, decay="cosine", decay_fraction=1.0)
     )
@@ -98,12 +107,23 @@ class TrainingConfig:
         for name in ("autoencoder_epochs", "autoencoder_batch_size", "diffusion_epochs"):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be positive, got {getattr(self, name)}")
-        for name in ("diffusion_steps", "autoencoder_max_steps", "autoencoder_window"):
+        for name in (
+            "diffusion_steps",
+            "autoencoder_max_steps",
+            "autoencoder_window",
+            "diffusion_max_steps",
+        ):
             value = getattr(self, name)
             if value is not None and value < 1:
                 raise ValueError(f"{name} must be positive, got {value}")
         if self.autoencoder_patience < 1 or not self.autoencoder_min_delta >= 0:
             raise ValueError("autoencoder_patience must be positive and autoencoder_min_delta >= 0")
+        if self.diffusion_patience < 1 or self.diffusion_window < 1:
+            raise ValueError("diffusion_patience and diffusion_window must be positive")
+        if not 0 <= self.diffusion_min_delta < 1:
+            raise ValueError(
+                f"diffusion_min_delta must lie in [0, 1), got {self.diffusion_min_delta}"
+            )
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> TrainingConfig:
@@ -149,8 +169,9 @@ class ScLDM:
         self.latent_shift: torch.Tensor | None = None
         self.latent_scale: torch.Tensor | None = None
         self.history: dict[str, list[float]] = {}
-        # the autoencoder's convergence rule: steps, reason ("plateau"/"cap"), best window
+        # the convergence rules of both stages: steps, reason ("plateau"/"cap"), best window
         self.autoencoder_stop: dict[str, Any] | None = None
+        self.diffusion_stop: dict[str, Any] | None = None
 
     # -- state --------------------------------------------------------------------------
     @property
@@ -287,7 +308,17 @@ class ScLDM:
             update_after_step=cfg.ema_update_after_step,
         )
         batch = cfg.diffusion_batch_size
-        steps = cfg.diffusion_steps or cfg.diffusion_epochs * max(counts.shape[0] // batch, 1)
+        rule = None
+        if cfg.diffusion_max_steps is not None:  # convergence rule, with a step cap
+            steps = cfg.diffusion_max_steps
+            rule = Plateau(
+                window=min(cfg.diffusion_window, steps),
+                patience=cfg.diffusion_patience,
+                min_delta=cfg.diffusion_min_delta,
+                cap=steps,
+            )
+        else:
+            steps = cfg.diffusion_steps or cfg.diffusion_epochs * max(counts.shape[0] // batch, 1)
         keys = self.vocabulary.keys
         tensors = [mean, torch.from_numpy(codes)]
         if logvar is not None:
@@ -312,8 +343,12 @@ class ScLDM:
             device=self.device,
             seed=seed + 1,
             ema=ema,
+            stop_rule=rule,
             desc="scLDM diffusion",
         )
+        self.diffusion_stop = None if rule is None else rule.summary()
+        if rule is not None:
+            self.history["diffusion_plateau"] = list(rule.windows)
         self.dit = dit.to(self.device).eval().requires_grad_(False)
         self.ema = ema.model.to(self.device)
         return self

@@ -116,7 +116,14 @@ class Config:
     dit_embed: int = 64
     dit_layers: int = 2
     dit_heads: int = 4
+    # trained to a convergence rule on the flow-matching training loss: the mean of
+    # dit_window steps has not improved by dit_min_delta for dit_patience windows (then the
+    # schedule's decay), at most dit_max_steps steps; None: dit_steps fixed steps
     dit_steps: int = 2000  # the brief's smoke budget
+    dit_max_steps: int | None = None
+    dit_window: int = 250
+    dit_patience: int = 3
+    dit_min_delta: float = 1e-2
     cfg_dropout: float = 0.2
     standardize_latents: bool = True
     perturbation_strategy: str = "mutually_exclusive"
@@ -218,6 +225,10 @@ def _models(config: Config, device: Any) -> tuple[ScLDM, DiTConfig]:
         autoencoder_optim=OptimConfig(lr=1e-3, betas=(0.9, 0.95), decay="sqrt"),
         diffusion_steps=config.dit_steps,
         diffusion_batch_size=config.batch_size,
+        diffusion_max_steps=config.dit_max_steps,
+        diffusion_window=config.dit_window,
+        diffusion_patience=config.dit_patience,
+        diffusion_min_delta=config.dit_min_delta,
     )
     joint = DiTConfig(**{**dit.to_dict(), "condition_strategy": "joint"})
     return ScLDM(ae, dit, training, device=device), joint
@@ -396,6 +407,11 @@ def _run(config: Config, seed: int, out: Path) -> Report:
     for name, gen in generated.items():
         metrics = generation_metrics(test.X, gen.X, space, seed=seed)
         metrics.update(fit_s=fit_s[name], gen_cells_per_s=n / max(gen_s[name], 1e-9))
+        if name == METHOD:  # DiT steps taken; 1 when its rule found a plateau, 0 otherwise
+            metrics.update(
+                dit_steps=float(len(model.history["diffusion"])),
+                dit_plateau=float((model.diffusion_stop or {}).get("reason") == "plateau"),
+            )
         rows.append(Row.of(name, group=G_UNCOND, **metrics))
         records.append({"seed": seed, "group": G_UNCOND, "method": name, **metrics})
 
@@ -462,6 +478,9 @@ def _run(config: Config, seed: int, out: Path) -> Report:
             "method": RECON,
             **ceiling,
             "autoencoder_stop": model.autoencoder_stop,
+            "diffusion_stop": model.diffusion_stop,
+            # the DiT rule's window means (None without a rule)
+            "diffusion_windows": model.history.get("diffusion_plateau"),
         }
     )
 

@@ -141,8 +141,11 @@ def run_training(
     ``steps`` is the cap: the rule gets the monitored training loss of every step (the
     mean over processes, reduced once per window, so every process decides alike). Once
     it reports a plateau, the stable phase of the warmup–stable–decay schedule ends and
-    its decay runs over ``decay_fraction`` of the steps taken so far, then training
-    stops; a plateau found inside the warmup starts that decay when the warmup ends.
+    its decay runs over ``min(decay_fraction, 0.1)`` of the steps taken so far, then
+    training stops; a plateau found inside the warmup starts that decay when the warmup
+    ends. A plateau inside a scheduled decay (the DiT's cosine decays from the end of the
+    warmup) finishes that decay over the same number of steps, from the learning rate
+    reached, when the schedule had further to go.
     ``stop_rule.summary()`` then tells the steps, the reason and the best window.
     Returns the loss of every step of this process.
     """
@@ -175,10 +178,11 @@ def run_training(
             return factor(step)
         start, n_anneal = early
         p = min((step - start) / n_anneal, 1.0)
-        low = optim.final_lr_factor
+        # from the factor reached at the plateau (1 in the stable phase) down to the floor
+        low, top = optim.final_lr_factor, max(factor(start), optim.final_lr_factor)
         if optim.decay == "cosine":
-            return low + (1 - low) * 0.5 * (1 + math.cos(math.pi * p))
-        return low + (1 - low) * (1 - math.sqrt(p))
+            return low + (top - low) * 0.5 * (1 + math.cos(math.pi * p))
+        return low + (top - low) * (1 - math.sqrt(p))
 
     scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, lr_factor)
     prepared, optimizer, scheduler = accelerator.prepare(model, optimizer, scheduler)
@@ -228,8 +232,10 @@ def run_training(
         if stop_rule is not None and stop_rule.reason == "plateau" and not handled:
             handled = True
             begin = max(step + 1, warmup_steps)
-            if begin < n_hold:  # past the stable phase the scheduled decay is already on
-                n_anneal = max(int(optim.decay_fraction * begin), 1)
+            n_anneal = max(int(min(optim.decay_fraction, 0.1) * begin), 1)
+            # in the stable phase: decay now; inside a scheduled decay (the DiT's cosine runs
+            # from the end of warmup): finish it faster when it has further to go than that
+            if begin < n_hold or begin + n_anneal < steps:
                 early[:] = [begin, n_anneal]
                 stop_at = begin + n_anneal
                 log.info("%s: plateau at step %d, decaying for %d", desc, step + 1, n_anneal)
