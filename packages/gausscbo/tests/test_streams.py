@@ -37,6 +37,7 @@ def test_a_run_alone_equals_the_run_in_any_batch(setup):
     assert not np.array_equal(full.particles[0], full.particles[1])
 
 
+@pytest.mark.slow
 def test_batch_of_keys_and_bad_keys(setup):
     _, cbo, starts = setup
     keys = run_keys(jax.random.key(5), 3)
@@ -51,6 +52,7 @@ def test_batch_of_keys_and_bad_keys(setup):
         cbo.run(jax.random.key(0), starts, np.eye(2), 5, devices="cpu")
 
 
+@pytest.mark.slow
 def test_multi_swarm_run_alone_equals_the_run_in_a_batch(setup):
     kl, _, _ = setup
     starts = np.random.default_rng(1).uniform(-5, 5, (3, 2, 2))
