@@ -8,6 +8,9 @@ import pytest
 from icml26.gausscbo.reproduce import NOTEBOOK_MEDIANS, PAPER, PRESETS, judge, plot, run
 from icml26.shared import Report
 
+# the smoke code path compiles several programs: about a minute of CPU, so slow tier
+pytestmark = pytest.mark.slow
+
 
 @pytest.fixture(scope="module")
 def report(tmp_path_factory):

@@ -29,6 +29,7 @@ from icml26.gausscbo.cbo import (
     consensus_weights,
     isotropic_noise,
     particle_variance,
+    run_keys,
 )
 from icml26.gausscbo.data import PAPER_TARGETS, GaussianMixture, paper_target, random_gmm
 from icml26.gausscbo.lbw import LBWSpace, bw_barycenter, exp_map, lbw_barycenter, log_map
@@ -64,7 +65,8 @@ __all__ = [
     "paper_target",
     "particle_variance",
     "random_gmm",
+    "run_keys",
     "sigma_points",
 ]
 
-__version__ = "0.2.0"
+__version__ = "0.3.0"

@@ -17,9 +17,13 @@ coefficients z = (m, c) ∈ R^D, D = d + d(d+1)/2, this *is* anisotropic Euclide
 Euclidean one. The output is the consensus Gaussian N(m̄, exp_{Σ⁰}(T̄)).
 
 Implementation: one ``lax.scan`` over steps carries all runs (R, N, D); each step
-evaluates every particle's energy, the weights and the update of all runs at once, with
-one noise draw for the batch, so nothing returns to the host between steps. The program
-is ``jit``-compiled once per (energy structure, sizes, steps): targets and numeric
+evaluates every particle's energy, the weights and the update of all runs at once, so
+nothing returns to the host between steps. Every run has its own random stream: run r
+draws its initial particles and its step-k increments from ``fold_in(key_r, ·)`` with
+``key_r = fold_in(key, r)`` (threefry, which is the same under ``vmap`` as alone), so run
+r's path does not depend on the batch it is in, nor on the device it runs on. The runs
+can be sharded over the local devices (:mod:`icml26.shared.sharding`). The program is
+``jit``-compiled once per (energy structure, sizes, steps): targets and numeric
 hyperparameters are traced inputs, so seeds, targets of one size and σ/α sweeps reuse it.
 
 The optional reference update (Appendix D.2, "base update") re-linearises every
@@ -30,6 +34,7 @@ benefit (and hurts on target C); it is off by default.
 
 from __future__ import annotations
 
+import functools
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -43,6 +48,7 @@ import numpy as np
 from icml26.gausscbo.lbw import LBWSpace
 from icml26.gausscbo.objectives import as_pytree_callable
 from icml26.gausscbo.precision import with_float64
+from icml26.shared.sharding import map_trials, pad_trials, padded_count, trial_mesh
 
 __all__ = [
     "CBOResult",
@@ -54,7 +60,7 @@ __all__ = [
     "consensus_weights",
     "isotropic_noise",
     "particle_variance",
-    "rbg_keys",
+    "run_keys",
     "standard_normal",
 ]
 
@@ -118,28 +124,45 @@ def cbo_update(
     return z + dt * lam * (z_bar - z) + jnp.sqrt(dt) * sigma * noise
 
 
-def rbg_keys(key: jax.Array, shape: tuple[int, ...]) -> np.ndarray:
-    """Key data (``shape`` + (4,), uint32) of JAX's ``rbg`` generator, derived from ``key``.
-
-    The default threefry generator is unrolled into the compiled loop and dominates
-    compile time on CPU; ``rbg`` (XLA's RngBitGenerator) compiles several times faster
-    and runs faster. The bits are drawn on the host with numpy from the key's data
-    (no eager JAX op, so nothing is compiled here); the user's key still determines
-    every draw. Wrap inside a jitted function with
-    ``jax.random.wrap_key_data(bits, impl="rbg")``.
-    """
+def _key_data(key: object) -> np.ndarray:
+    """The key data, (…, 2) uint32, of threefry keys for ``key``: a JAX PRNG key (or an
+    array of them, one per run) or a legacy ``PRNGKey``. Keys of another implementation
+    (``rbg``) are mapped to threefry keys on the host: threefry draws are the same under
+    ``vmap`` as alone, XLA's RngBitGenerator (``rbg``) under ``vmap`` draws every run's
+    bits from the first key. No eager JAX op runs here (nothing is compiled)."""
     if isinstance(key, jax.Array) and jnp.issubdtype(key.dtype, jax.dtypes.prng_key):
         data = np.asarray(jax.random.key_data(key))
-    elif isinstance(key, jax.Array) and key.dtype == jnp.uint32 and key.shape == (2,):
-        data = np.asarray(key)  # a legacy PRNGKey
-    else:
-        raise TypeError(f"key must be a JAX PRNG key (jax.random.key(seed)), got {key!r}")
-    rng = np.random.default_rng(data.astype(np.uint64).ravel().tolist())
-    return rng.integers(0, 2**32, size=(*shape, 4), dtype=np.uint64).astype(np.uint32)
+        if data.shape[-1] != 2 or "threefry" not in str(jax.random.key_impl(key)):
+            flat = data.reshape(-1, data.shape[-1]).astype(np.uint64)
+            words = [
+                np.random.default_rng(row.tolist()).integers(0, 2**32, 2, dtype=np.uint64)
+                for row in flat
+            ]
+            data = np.asarray(words, dtype=np.uint64).reshape(*data.shape[:-1], 2)
+        return data.astype(np.uint32)
+    if isinstance(key, jax.Array | np.ndarray) and key.dtype == np.uint32 and key.shape == (2,):
+        return np.asarray(key)  # a legacy PRNGKey
+    raise TypeError(
+        f"key must be a JAX PRNG key (jax.random.key(seed)) or an array of per-run keys, "
+        f"got {key!r}"
+    )
 
 
-def _wrap(bits: jax.Array) -> jax.Array:
-    return jax.random.wrap_key_data(bits, impl="rbg")
+def _threefry(data: jax.Array) -> jax.Array:
+    return jax.random.wrap_key_data(data, impl="threefry2x32")
+
+
+@with_float64
+def run_keys(key: jax.Array, runs: int) -> jax.Array:
+    """The per-run keys of a batch run with ``key``: run r uses ``fold_in(key, r)``.
+
+    ``GaussCBO.run(run_keys(key, R)[i:i + 1], m0[i:i + 1], …)`` repeats run i of
+    ``GaussCBO.run(key, m0, …)`` alone, array for array.
+    """
+    base = _threefry(jnp.asarray(_key_data(key)))
+    if base.shape != ():
+        raise ValueError(f"run_keys needs one key, got an array of shape {base.shape}")
+    return jax.vmap(jax.random.fold_in, (None, 0))(base, jnp.arange(_positive_int(runs, "runs")))
 
 
 def particle_variance(z: jax.Array) -> jax.Array:
@@ -194,18 +217,9 @@ def _init(key, m0, t0, space: LBWSpace, n: int, spread) -> jax.Array:
     return space.to_z(m0 + spread * xi, t0 + spread * big_xi)
 
 
-def _init_batch(key, m0, t0, space: LBWSpace, n: int, spread) -> jax.Array:
-    """:func:`_init` for R runs at once (m0 (R, d), t0 (R, d, d)), one draw for the batch."""
-    k_m, k_t = jax.random.split(key)
-    r, d = m0.shape
-    xi = jax.random.normal(k_m, (r, n, d), dtype=m0.dtype)
-    upper = jnp.triu(jax.random.normal(k_t, (r, n, d, d), dtype=m0.dtype))
-    big_xi = upper + jnp.swapaxes(jnp.triu(upper, 1), -1, -2)
-    return space.to_z(m0[:, None] + spread * xi, t0[:, None] + spread * big_xi)
-
-
 def _step(energy: Energy, hyper: _Hyper, noise: Noise, z, space: LBWSpace, key, energies=None):
-    """One step of particles z (…, N, D); ``energies`` overrides E#(z) (batched spaces)."""
+    """One step of particles z (…, N, D); ``energies`` overrides E#(z) (batched spaces);
+    ``noise(key, z̄ − z)`` forms the noise term (per run, see :func:`_loop`)."""
     e = _energies(energy, space, z) if energies is None else energies
     z_bar = consensus_point(z, e, hyper.alpha)
     diff = z_bar[..., None, :] - z
@@ -244,10 +258,11 @@ def _rebase(energy: Energy, hyper: _Hyper, z, space: LBWSpace):
     return jax.lax.cond(ok, lambda: (z_new, new_space), lambda: (z, space))
 
 
-def _loop(energy: Energy, hyper: _Hyper, shape: _Shape, space: LBWSpace, key, z0):
+def _loop(energy: Energy, hyper: _Hyper, shape: _Shape, space: LBWSpace, keys, z0):
     """All runs z0 (R, N, D) through one ``lax.scan`` over time; each step evaluates
-    every run's energies, weights and update at once (runs vectorised, one noise draw
-    for the batch). With the reference update, ``space`` carries a run axis."""
+    every run's energies, weights and update at once (runs vectorised). ``keys`` (R,)
+    are the runs' own streams: run r's step-k increments are drawn with
+    ``fold_in(keys[r], k)``. With the reference update, ``space`` carries a run axis."""
     batched = bool(shape.base_update_every)
 
     def energies(z, sp):
@@ -265,8 +280,11 @@ def _loop(energy: Energy, hyper: _Hyper, shape: _Shape, space: LBWSpace, key, z0
             "dists": jnp.linalg.norm(z - z_bar[..., None, :], axis=-1),
         }
 
+    def noise(step_keys, diff):  # each run from its own stream
+        return jax.vmap(shape.noise)(step_keys, diff)
+
     def body(state: _State, k: jax.Array):
-        key, sub = jax.random.split(state.key)
+        sub = jax.vmap(jax.random.fold_in, (0, None))(state.key, k)
         z, sp = state.z, state.space
         if batched:
             z, sp = jax.lax.cond(
@@ -274,8 +292,8 @@ def _loop(energy: Energy, hyper: _Hyper, shape: _Shape, space: LBWSpace, key, z0
                 lambda: jax.vmap(lambda zz, ss: _rebase(energy, hyper, zz, ss))(z, sp),
                 lambda: (z, sp),
             )
-        z_new, z_bar = _step(energy, hyper, shape.noise, z, sp, sub, energies(z, sp))
-        return _State(z_new, sp, key), record(z, z_bar, sp)
+        z_new, z_bar = _step(energy, hyper, noise, z, sp, sub, energies(z, sp))
+        return _State(z_new, sp, state.key), record(z, z_bar, sp)
 
     def outer(state: _State, k0: jax.Array):
         state, recs = jax.lax.scan(body, state, k0 + jnp.arange(shape.every))
@@ -283,7 +301,7 @@ def _loop(energy: Energy, hyper: _Hyper, shape: _Shape, space: LBWSpace, key, z0
 
     if batched:
         space = jax.tree.map(lambda a: jnp.broadcast_to(a, (z0.shape[0], *a.shape)), space)
-    state = _State(z0, space, key)
+    state = _State(z0, space, keys)
     if shape.every == 1:
         state, recs = jax.lax.scan(body, state, jnp.arange(shape.steps))
     else:
@@ -301,14 +319,56 @@ def _loop(energy: Energy, hyper: _Hyper, shape: _Shape, space: LBWSpace, key, z0
     return recs, z, sigma0
 
 
-@partial(jax.jit, static_argnames=("shape", "given"))
-def _run_batch(energy, hyper: _Hyper, space: LBWSpace, bits, m0, cov0, z0, *, shape, given):
+#: XLA:CPU hands some reductions to YNNPACK fusions whose summation order depends on the
+#: array's shape: a run's energies and weights then change in the last bit with the batch
+#: it is in. With those fusions off, every reduction over a run's own axes is computed
+#: the same whatever the batch size (tested: a run alone equals the run in any batch).
+RUN_INVARIANT_OPTIONS = {"xla_cpu_experimental_ynn_fusion_type": ""}
+
+
+def run_invariant_jit(fn: Callable, **jit_kwargs) -> Callable:
+    """``jax.jit(fn, compiler_options=RUN_INVARIANT_OPTIONS)``; falls back to a plain
+    ``jax.jit`` with a warning when this XLA does not know the option."""
+    fast = jax.jit(fn, compiler_options=RUN_INVARIANT_OPTIONS, **jit_kwargs)
+    plain = jax.jit(fn, **jit_kwargs)
+    state = {"ok": True}
+
+    @functools.wraps(fn)
+    def call(*args, **kwargs):
+        if state["ok"]:
+            try:
+                return fast(*args, **kwargs)
+            except jax.errors.JaxRuntimeError as err:
+                if "ynn_fusion_type" not in str(err):
+                    raise
+                state["ok"] = False
+                log.warning("XLA has no option %s: runs may differ in the last bit "
+                            "between batch sizes", next(iter(RUN_INVARIANT_OPTIONS)))  # fmt: skip
+        return plain(*args, **kwargs)
+
+    return call
+
+
+@partial(run_invariant_jit, static_argnames=("shape", "given", "fold"))
+def _run_batch(key_data, ids, m0, cov0, z0, energy, hyper: _Hyper, space: LBWSpace, *,
+               shape, given, fold):  # fmt: skip
     """Initialise (unless ``given``) and run every run; all in one program, compiled once
-    per (energy tree, shape): no host round trip between steps."""
-    k_init, k_loop = _wrap(bits)
+    per (energy tree, shape): no host round trip between steps.
+
+    Per run r (the leading axis of ``key_data``, ``ids``, ``m0``, ``cov0``, ``z0``, which
+    :func:`~icml26.shared.sharding.map_trials` may split over devices): its key is
+    ``fold_in(key_data[r], ids[r])`` when ``fold`` (one user key, broadcast) or
+    ``key_data[r]`` (a key per run); ``split`` of it gives the initial draw's and the
+    loop's keys."""
+    keys = _threefry(key_data)
+    if fold:
+        keys = jax.vmap(jax.random.fold_in)(keys, ids)
+    k_init, k_loop = jnp.moveaxis(jax.vmap(jax.random.split)(keys), 1, 0)
     if not given:
         t0 = jax.vmap(space.log)(cov0)
-        z0 = _init_batch(k_init, m0, t0, space, shape.n_particles, hyper.spread)
+        z0 = jax.vmap(lambda k, m, t: _init(k, m, t, space, shape.n_particles, hyper.spread))(
+            k_init, m0, t0
+        )
     return _loop(energy, hyper, shape, space, k_loop, z0)
 
 
@@ -470,22 +530,40 @@ class GaussCBO:
         runs: int | None = None,
         record_every: int = 1,
         particles: object | None = None,
+        devices: object = None,
     ) -> CBOResult:
         """Run ``runs`` independent swarms for ``steps`` Euler–Maruyama steps.
 
         ``m0`` (d,) or (R, d) and ``cov0`` (d, d) or (R, d, d) give each run's start
-        (shared when unbatched; ``runs`` then sets R, default 1). ``key`` is a JAX
-        PRNG key: the same key and starts give the same numbers (the batch shares one
-        noise stream, so run r's path also depends on R). ``particles`` (R, N, D), if given,
-        are the initial coefficient vectors (e.g. to give another implementation the
-        same start); they replace the draw around (m0, Σ0).
+        (shared when unbatched; ``runs`` then sets R, default 1). ``key`` is one JAX
+        PRNG key, run r then draws from its own stream ``fold_in(key, r)``
+        (:func:`run_keys`), or an array of R keys, one per run. Run r's numbers depend
+        only on its key and start: the same alone, in a batch of any size or on any
+        device. ``particles`` (R, N, D), if given, are the initial coefficient vectors
+        (e.g. to give another implementation the same start); they replace the draw
+        around (m0, Σ0).
+
+        ``devices`` (``None``: every local device; a count; or a list of ``jax.Device``)
+        spreads the runs over a ``Mesh`` on the run axis
+        (:mod:`icml26.shared.sharding`); R is padded to a multiple of the device count and
+        the padding dropped. ``devices=1`` keeps the plain one-device program.
         """
+        data = _key_data(key)
+        if data.ndim > 2:
+            raise ValueError(f"key must be one key or a 1-D array of keys, got {data.shape[:-1]}")
+        if data.ndim == 2 and runs is None and np.ndim(m0) == 1:
+            runs = data.shape[0]  # a key per run, starts shared
         m0_arr, cov_arr = self._check_start(m0, cov0, runs)
         steps = _positive_int(steps, "steps")
         every = _positive_int(record_every, "record_every")
         if steps % every:
             raise ValueError(f"record_every must divide steps, got {every} for {steps} steps")
         n_runs = m0_arr.shape[0]
+        fold = data.ndim == 1
+        if fold:
+            data = np.broadcast_to(data, (n_runs, 2))
+        elif data.shape[0] != n_runs:
+            raise ValueError(f"got {data.shape[0]} keys for {n_runs} runs (one key per run)")
         if particles is None:
             z0 = np.zeros((n_runs, self.n_particles, self.space.dim))
         else:
@@ -495,13 +573,18 @@ class GaussCBO:
             want = (n_runs, self.n_particles, self.space.dim)
             if z0.shape != want:
                 raise ValueError(f"particles must have shape {want}, got {z0.shape}")
+        mesh = trial_mesh(devices)
         self._check_energy(m0_arr[0], cov_arr[0])
-        bits = rbg_keys(key, (2,))
         shape = _Shape(self.d, self.n_particles, steps, every, self.noise, self.base_update_every)
-        recs, z, sigma0 = _run_batch(
-            self.energy, self._hyper, self.space, bits, m0_arr, cov_arr, z0,
-            shape=shape, given=particles is not None,
-        )  # fmt: skip
+        program = partial(_run_batch, shape=shape, given=particles is not None, fold=fold)
+        per_run = (data, np.arange(n_runs, dtype=np.uint32), m0_arr, cov_arr, z0)
+        shared = (self.energy, self._hyper, self.space)
+        if mesh is None:
+            recs, z, sigma0 = program(*per_run, *shared)
+        else:
+            padded = pad_trials(per_run, padded_count(n_runs, mesh))
+            out = map_trials(program, mesh, padded, shared)
+            recs, z, sigma0 = jax.tree.map(lambda a: a[:n_runs], out)
         times = np.arange(0, steps + 1, every) * self.dt
         return CBOResult(
             times=times,

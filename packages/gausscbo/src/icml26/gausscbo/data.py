@@ -35,7 +35,9 @@ class MixtureDensity(NamedTuple):
 
     def __call__(self, x: jax.Array) -> jax.Array:
         diff = x[..., None, :] - self.means  # (…, K, d)
-        y = jnp.einsum("kij,...kj->...ki", self.prec_chol, diff)
+        # y_ki = Σ_j P_kij diff_kj as a product and a sum (no batch-wide dot, so a point's
+        # value does not depend on the batch it is evaluated in)
+        y = jnp.sum(self.prec_chol * diff[..., None, :], axis=-1)
         logp = self.log_norm - 0.5 * jnp.sum(y**2, -1)
         return logsumexp(logp, axis=-1) - 0.5 * self.means.shape[-1] * jnp.log(2 * jnp.pi)
 

@@ -40,6 +40,7 @@ __all__ = [
     "exp_map",
     "lbw_barycenter",
     "log_map",
+    "matmul",
     "sym_sqrt",
 ]
 
@@ -60,11 +61,21 @@ def sym_sqrt(a: jax.Array, *, inverse: bool = False) -> jax.Array:
     return (q * s[..., None, :]) @ jnp.swapaxes(q, -1, -2)
 
 
+def matmul(a: jax.Array, b: jax.Array) -> jax.Array:
+    """a @ b for small (…, d, d) matrices, written as a broadcast product and a sum.
+
+    A batched ``@`` against an unbatched matrix is one XLA dot whose rows are computed
+    by position-dependent kernels (vector body, scalar tail): a run's numbers would then
+    depend on the batch it is in. The sum over j is the same for every batch size.
+    """
+    return jnp.sum(a[..., :, :, None] * b[..., None, :, :], axis=-2)
+
+
 def exp_map(t: jax.Array, sigma0: jax.Array) -> jax.Array:
     """Extended BW exponential map exp_{Σ⁰}(T) = (I+T) Σ⁰ (I+T), for any symmetric T."""
     eye = jnp.eye(t.shape[-1], dtype=t.dtype)
     a = eye + t
-    return a @ sigma0 @ a
+    return matmul(matmul(a, sigma0), a)
 
 
 def log_map(sigma: jax.Array, sigma0: jax.Array) -> jax.Array:
@@ -227,11 +238,14 @@ class LBWSpace:
 
     def coeffs(self, t: jax.Array) -> jax.Array:
         """Coefficients c_ℓ = ⟨T, e_ℓ⟩_{Σ⁰} of a symmetric T (…, d, d) → (…, L)."""
-        return jnp.einsum("...ij,lji->...l", t, self.gram)
+        # Σ_ij T_ij G_lji as a broadcast product and a sum (batch-size invariant, see
+        # :func:`matmul`)
+        prod = t[..., None, :, :] * jnp.swapaxes(self.gram, -1, -2)
+        return jnp.sum(prod.reshape(*prod.shape[:-2], -1), axis=-1)
 
     def matrix(self, c: jax.Array) -> jax.Array:
         """T = Σ_ℓ c_ℓ e_ℓ from coefficients (…, L) → (…, d, d)."""
-        return jnp.einsum("...l,lij->...ij", c, self.basis)
+        return jnp.sum(c[..., :, None, None] * self.basis, axis=-3)
 
     def inner(self, t1: jax.Array, t2: jax.Array) -> jax.Array:
         """⟨T¹, T²⟩_{Σ⁰} = tr(T¹ Σ⁰ T²)."""

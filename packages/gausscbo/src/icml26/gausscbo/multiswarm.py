@@ -28,16 +28,19 @@ from jax.scipy.special import logsumexp
 
 from icml26.gausscbo.cbo import (
     _init,
+    _key_data,
     _positive_int,
     _real,
+    _threefry,
     anisotropic_noise,
     cbo_update,
     consensus_point,
-    rbg_keys,
+    run_invariant_jit,
 )
 from icml26.gausscbo.lbw import LBWSpace
 from icml26.gausscbo.objectives import KLDivergence
 from icml26.gausscbo.precision import with_float64
+from icml26.shared.sharding import map_trials, pad_trials, padded_count, trial_mesh
 
 __all__ = ["MultiSwarmResult", "mixture_kl", "multi_swarm_cbo"]
 
@@ -89,8 +92,10 @@ class MultiSwarmResult:
         return self.energy[:, -1]
 
 
-@partial(jax.jit, static_argnames=("n_swarms", "n_particles", "steps"))
-def _multi_batch(kl, space, hyper, keys, m0, t0, *, n_swarms, n_particles, steps):
+@partial(run_invariant_jit, static_argnames=("n_swarms", "n_particles", "steps"))
+def _multi_batch(key_data, ids, m0, t0, kl, space, hyper, *, n_swarms, n_particles, steps):
+    """Every run r from its own stream ``fold_in(key, ids[r])`` (threefry: the same
+    under ``vmap``, in any batch and on any device)."""
     alpha, lam, sigma, dt, spread = hyper
 
     def swarm_energies(z_l, bar_m, bar_s, ell):
@@ -114,8 +119,8 @@ def _multi_batch(kl, space, hyper, keys, m0, t0, *, n_swarms, n_particles, steps
         init = (bar_m, bar_s, jnp.zeros(z.shape[::2], z.dtype))
         return jax.lax.fori_loop(0, n_swarms, visit, init)
 
-    def one_run(bits_r, m0_r, t0_r):
-        key = jax.random.wrap_key_data(bits_r, impl="rbg")
+    def one_run(data_r, id_r, m0_r, t0_r):
+        key = jax.random.fold_in(_threefry(data_r), id_r)
         k_init, k_loop = jax.random.split(key)
         init_keys = jax.random.split(k_init, n_swarms)
         z = jax.vmap(lambda k, m, t: _init(k, m, t, space, n_particles, spread))(
@@ -123,22 +128,21 @@ def _multi_batch(kl, space, hyper, keys, m0, t0, *, n_swarms, n_particles, steps
         )
         bar_m, bar_s = space.gaussian(jnp.mean(z, axis=1))  # unweighted, step 1
 
-        def body(carry, _):
-            z, bar_m, bar_s, key = carry
-            key, sub = jax.random.split(key)
+        def body(carry, k):
+            z, bar_m, bar_s = carry
             bar_m, bar_s, z_bars = consensus_all(z, bar_m, bar_s)
-            noise = anisotropic_noise(sub, z_bars[:, None, :] - z)
+            noise = anisotropic_noise(jax.random.fold_in(k_loop, k), z_bars[:, None, :] - z)
             z = cbo_update(z, z_bars[:, None, :], noise, lam=lam, sigma=sigma, dt=dt)
-            return (z, bar_m, bar_s, key), (bar_m, bar_s)
+            return (z, bar_m, bar_s), (bar_m, bar_s)
 
-        carry, (ms, ss) = jax.lax.scan(body, (z, bar_m, bar_s, k_loop), None, length=steps)
-        z, bar_m, bar_s, _ = carry
+        carry, (ms, ss) = jax.lax.scan(body, (z, bar_m, bar_s), jnp.arange(steps))
+        z, bar_m, bar_s = carry
         bar_m, bar_s, _ = consensus_all(z, bar_m, bar_s)
         ms = jnp.concatenate([ms, bar_m[None]])
         ss = jnp.concatenate([ss, bar_s[None]])
         return ms, ss, jax.vmap(lambda a, b: mixture_kl(kl, a, b))(ms, ss)
 
-    return jax.vmap(one_run)(keys, m0, t0)
+    return jax.vmap(one_run)(key_data, ids, m0, t0)
 
 
 @with_float64
@@ -155,11 +159,16 @@ def multi_swarm_cbo(
     sigma: float = 5.0,
     dt: float = 0.05,
     init_spread: float = 0.1,
+    devices: object = None,
 ) -> MultiSwarmResult:
     """Run Algorithm 2 from swarm starts ``m0`` (R, n_S, d) (Σ0 = I, reference I).
 
     Defaults are the appendix's: n_S = 4 swarms of N = 10 particles, the d = 2
-    single-swarm parameters otherwise.
+    single-swarm parameters otherwise. Run r draws from its own stream
+    ``fold_in(key, r)``, so its result does not depend on the batch or the device.
+    ``devices`` (``None``: every local device; a count; a list of ``jax.Device``)
+    shards the runs over a ``Mesh`` on the run axis; ``devices=1`` is the one-device
+    program.
     """
     if not isinstance(kl, KLDivergence):
         raise TypeError(f"multi_swarm_cbo needs a KLDivergence objective, got {type(kl)}")
@@ -183,12 +192,25 @@ def multi_swarm_cbo(
         raise ValueError(f"m0 must have shape (runs, {n_swarms}, {d}), got {np.shape(m0)}")
     space = LBWSpace.create(d=d)
     hyper = tuple(jnp.asarray(v) for v in (alpha, lam, sigma, dt, init_spread))
-    keys = rbg_keys(key, (m.shape[0],))  # host-side key data, wrapped inside the jit
-    t0 = jnp.zeros((*m.shape, d))  # log_I(I) = 0
-    ms, ss, e = _multi_batch(
-        kl, space, hyper, keys, jnp.asarray(m), t0,
-        n_swarms=int(n_swarms), n_particles=int(n_particles), steps=int(steps),
-    )  # fmt: skip
+    data = _key_data(key)
+    if data.shape != (2,):
+        raise ValueError(f"key must be one JAX PRNG key, got an array of shape {data.shape[:-1]}")
+    runs = m.shape[0]
+    per_run = (
+        np.broadcast_to(data, (runs, 2)),
+        np.arange(runs, dtype=np.uint32),
+        m,
+        np.zeros((*m.shape, d)),
+    )  # fmt: skip  (log_I(I) = 0)
+    program = partial(_multi_batch, n_swarms=int(n_swarms), n_particles=int(n_particles),
+                      steps=int(steps))  # fmt: skip
+    mesh = trial_mesh(devices)
+    if mesh is None:
+        ms, ss, e = program(*per_run, kl, space, hyper)
+    else:
+        padded = pad_trials(per_run, padded_count(runs, mesh))
+        out = map_trials(program, mesh, padded, (kl, space, hyper))
+        ms, ss, e = jax.tree.map(lambda a: a[:runs], out)
     return MultiSwarmResult(
         np.arange(steps + 1) * dt, np.asarray(ms), np.asarray(ss), np.asarray(e)
     )

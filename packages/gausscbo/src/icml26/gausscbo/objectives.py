@@ -204,13 +204,17 @@ class KLDivergence:
         if self.quadrature == "sigma_points":
             return sigma_points(m, chol, self.kappa)
         eps = jnp.asarray(self.eps, dtype=m.dtype)
-        return m + eps @ chol.T, jnp.full((eps.shape[0],), 1.0 / eps.shape[0], dtype=m.dtype)
+        return m + jnp.sum(eps[:, None, :] * chol, axis=-1), jnp.full(
+            (eps.shape[0],), 1.0 / eps.shape[0], dtype=m.dtype
+        )
 
     def expectation(self, f: Callable[[jax.Array], jax.Array], m: jax.Array, chol: jax.Array):
         """E_{N(m, LLᵀ)} f(X) with this objective's rule; ``f`` maps (d,) to any shape."""
         pts, w = self.points(m, chol)
         vals = jax.vmap(f)(pts)
-        return jnp.tensordot(w, vals, axes=1)
+        # Σ_p w_p f(x_p) as a product and a sum: under vmap a tensordot becomes one dot
+        # over the whole batch, computed differently at different positions
+        return jnp.sum(w.reshape(-1, *([1] * (vals.ndim - 1))) * vals, axis=0)
 
     def potential(self, x: jax.Array) -> jax.Array:
         """V(x) = −log p(x)."""
