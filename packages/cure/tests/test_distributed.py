@@ -82,3 +82,17 @@ def test_torchrun_two_cpu_processes_train_one_model_and_write_once(tmp_path):
     model = load_checkpoint(ckpt)
     flat = np.concatenate([p.detach().double().flatten().numpy() for p in model.parameters()])
     np.testing.assert_allclose(flat, r0["params"], rtol=0, atol=1e-6)
+
+
+@pytest.mark.slow
+@pytest.mark.distributed
+def test_a_failing_rank_ends_the_run_with_its_error(tmp_path):
+    """Rank 1 raises at its first backward pass while rank 0 waits for it in a
+    collective: the launcher must end the run with the error, no checkpoint, no hang."""
+    from icml26.shared.testing import FAILURE_MESSAGE, failing_rank_script, torchrun
+
+    script = failing_rank_script(tmp_path / "fail.py", "torch.autograd:backward", HARNESS)
+    done = torchrun([script, str(tmp_path)], timeout_s=300)
+    assert done.returncode != 0, done.tail()
+    assert FAILURE_MESSAGE in done.output, done.tail()
+    assert not list(tmp_path.rglob("*.safetensors"))

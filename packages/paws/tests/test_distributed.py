@@ -73,3 +73,19 @@ def test_torchrun_two_cpu_processes_train_one_policy_and_write_once(tmp_path):
     saved = np.concatenate([p.detach().double().flatten().numpy()
                             for p in load_policy(ckpt).parameters()])  # fmt: skip
     np.testing.assert_allclose(saved, r0["params"], rtol=0, atol=1e-6)
+
+
+@pytest.mark.slow
+@pytest.mark.distributed
+def test_a_failing_rank_ends_the_run_with_its_error(tmp_path):
+    """Rank 1 raises at its first backward pass while rank 0 waits for it in a
+    collective: the launcher must end the run with the error, no checkpoint, no hang."""
+    from icml26.shared.testing import FAILURE_MESSAGE, failing_rank_script, torchrun
+
+    records = tmp_path / "records"
+    records.mkdir()
+    script = failing_rank_script(tmp_path / "fail.py", "torch.autograd:backward", HARNESS)
+    done = torchrun([script, str(records), str(tmp_path / "ckpt")], timeout_s=300)
+    assert done.returncode != 0, done.tail()
+    assert FAILURE_MESSAGE in done.output, done.tail()
+    assert not list(tmp_path.rglob("*.safetensors"))
