@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import tempfile
 import time
 from pathlib import Path
 
@@ -72,7 +73,8 @@ def bench_trl(d, layers, steps, task):
                 for c, a in zip(completions, answer, strict=True)]  # fmt: skip
 
     args = GRPOConfig(
-        output_dir="/tmp/teamtr-trl", per_device_train_batch_size=128, num_generations=8,
+        output_dir=tempfile.mkdtemp(prefix="teamtr-trl-"), per_device_train_batch_size=128,
+        num_generations=8,
         max_completion_length=2, max_steps=steps, use_cpu=True, beta=0.0, report_to="none",
         logging_steps=10**6, save_strategy="no", disable_tqdm=True, learning_rate=1e-4,
         temperature=1.0, seed=0,
