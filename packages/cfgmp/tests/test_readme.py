@@ -1,14 +1,14 @@
 """The README's Python examples run as written and print what the README says."""
 
-import os
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-README = (Path(__file__).parents[1] / "README.md").read_text()
+from icml26.shared.testing import run_quickstart
+
+README_PATH = Path(__file__).parents[1] / "README.md"
+README = README_PATH.read_text()
 BLOCKS = re.findall(r"```python\n(.*?)```", README, re.S)
 # the quickstart's printed output follows it as the first ```text block
 PRINTED = re.findall(r"```text\n(.*?)```", README, re.S)[0]
@@ -41,11 +41,8 @@ def test_quickstart_prints_the_readme_numbers(capsys):
 @pytest.mark.slow
 def test_quickstart_runs_as_written_in_a_fresh_interpreter():
     """As a user runs it (a cold interpreter imports torch and POT: over 15 s here)."""
-    env = {**os.environ, "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
-    out = subprocess.run(
-        [sys.executable, "-c", BLOCKS[0]], capture_output=True, text=True, env=env, timeout=600
-    )
-    assert out.returncode == 0, out.stderr
+    out = run_quickstart(README_PATH, timeout_s=600)
+    assert out.returncode == 0, out.tail()
     _check(out.stdout)
 
 

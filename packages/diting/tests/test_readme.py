@@ -1,22 +1,18 @@
 """The README's quickstart runs as written and prints what the README says."""
 
 import ast
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 from icml26.shared import quickstart_code
+from icml26.shared.testing import run_quickstart
 
 README = Path(__file__).parents[1] / "README.md"
 
 
 def test_quickstart_runs_and_prints_what_the_readme_says():
     code = quickstart_code(README)
-    env = {**os.environ, "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
-                          timeout=300)  # fmt: skip
-    assert done.returncode == 0, done.stderr[-2000:]
+    done = run_quickstart(README)
+    assert done.returncode == 0, done.tail()
     lines = done.stdout.strip().splitlines()
     printed = [ln for ln in code.splitlines() if ln.startswith("print(")]
     assert len(lines) == len(printed)

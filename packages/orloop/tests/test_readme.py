@@ -1,33 +1,20 @@
 """The README's Python quickstart runs as written and prints what the README says."""
 
-import os
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from icml26.shared.readme import quickstart_code
+from icml26.shared.testing import run_quickstart
 
 README = Path(__file__).parents[1] / "README.md"
 
 
-def quickstart() -> str:
-    return quickstart_code(README)
-
-
 @pytest.mark.slow  # about 4 s of CPU, but over 15 s of wall time on a loaded 2-core machine
 def test_quickstart_runs_and_prints_the_documented_numbers():
-    env = {**os.environ, "OMP_NUM_THREADS": "1", "ICML26_QUIET": "1"}
-    out = subprocess.run(
-        [sys.executable, "-c", quickstart()],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env=env,
-        check=True,
-    ).stdout
+    done = run_quickstart(README, env={"ICML26_QUIET": "1"}, timeout_s=120)
+    assert done.returncode == 0, done.tail()
+    out = done.stdout
     assert "IIS rows [] bounds [('x1', 'boxed')]" in out  # a bound-only IIS
     assert "rejected: -51.0 INFEASIBLE" in out  # 1e20 is rolled back, not a crash
     assert "repaired: OPTIMAL 1.0" in out

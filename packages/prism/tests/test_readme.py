@@ -1,19 +1,13 @@
 """The README's quickstart runs as written and prints what the README says."""
 
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from icml26.shared.readme import quickstart_code
+from icml26.shared.testing import run_quickstart
 
 README = Path(__file__).resolve().parents[1] / "README.md"
-
-
-def _quickstart() -> str:
-    return quickstart_code(README)
 
 
 def _floats(line: str) -> list[float]:
@@ -21,16 +15,8 @@ def _floats(line: str) -> list[float]:
 
 
 def test_quickstart_prints_what_the_readme_says(tmp_path):
-    script = tmp_path / "quickstart.py"
-    script.write_text(_quickstart())
-    proc = subprocess.run(
-        [sys.executable, str(script)],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        env={"OMP_NUM_THREADS": "1", "PATH": "/usr/bin:/bin"},
-    )
-    assert proc.returncode == 0, proc.stderr[-2000:]
+    proc = run_quickstart(README, cwd=tmp_path)
+    assert proc.returncode == 0, proc.tail()
     out = proc.stdout.splitlines()
     exact, marg = _floats(out[0]), _floats(out[1])
     assert out[0].startswith("PPL exact") and out[1].startswith("PPL marginalised")

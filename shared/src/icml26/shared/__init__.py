@@ -18,7 +18,7 @@ from icml26.shared.figures import (
     save_figure,
     spread,
 )
-from icml26.shared.hygiene import quiet_dependencies
+from icml26.shared.hygiene import import_quietly, quiet_dependencies
 from icml26.shared.progress import is_quiet, progress
 from icml26.shared.readme import quickstart_code
 from icml26.shared.registry import (
@@ -57,6 +57,7 @@ __all__ = [
     "discover",
     "errorbar_bars",
     "errorbar_lines",
+    "import_quietly",
     "is_main_process",
     "is_quiet",
     "jax_key",

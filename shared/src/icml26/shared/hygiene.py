@@ -10,10 +10,14 @@ reproduction or a benchmark; ``icml26.*`` loggers are left alone.
 from __future__ import annotations
 
 import contextlib
+import importlib
+import io
 import logging
 import os
+import sys
 import warnings
 from collections.abc import Iterator
+from types import ModuleType
 
 # Loggers known to speak at import or fit time; set before they are created, so a
 # library that configures its own handler later still inherits WARNING.
@@ -61,6 +65,42 @@ def silence_loggers(level: int = logging.WARNING) -> None:
     # lightning prints its tips through rank_zero_info and an env switch
     os.environ.setdefault("LITLOGGER_DISABLE", "1")
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+    _filter_structlog(level)
+
+
+def _filter_structlog(level: int) -> None:
+    """structlog bypasses ``logging`` (d3rlpy logs every epoch through it at INFO).
+
+    Only when a dependency has already imported it: importing structlog here would
+    cost every command an import for the few that use it.
+    """
+    structlog = sys.modules.get("structlog")
+    if structlog is not None:
+        structlog.configure(wrapper_class=structlog.make_filtering_bound_logger(level))
+
+
+def import_quietly(name: str, level: int = logging.WARNING) -> ModuleType:
+    """Import ``name`` with what it prints at import time kept off the user's terminal.
+
+    Some dependencies print notices to stdout or stderr on import (gym's "unmaintained"
+    banner, pulled in by d3rlpy) or configure their own logging there; the import runs
+    with both streams captured, then :func:`silence_loggers` runs again so that a
+    configuration made during the import is brought back to ``level``. Import errors
+    propagate unchanged, with the captured text appended to the message.
+    """
+    if not isinstance(name, str) or not name:
+        raise TypeError(f"name must be a module name, got {name!r}")
+    captured = io.StringIO()
+    try:
+        with contextlib.redirect_stdout(captured), contextlib.redirect_stderr(captured):
+            module = importlib.import_module(name)
+    except ImportError as err:
+        text = captured.getvalue().strip()
+        if not text:
+            raise
+        raise type(err)(f"{err}\n{text}", name=err.name, path=err.path) from err
+    silence_loggers(level)
+    return module
 
 
 @contextlib.contextmanager

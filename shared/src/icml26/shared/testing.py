@@ -1,4 +1,4 @@
-"""Test helpers for multi-process runs: launch a script under ``torchrun`` on CPU.
+"""Test helpers that launch fresh interpreters: ``torchrun`` on CPU, README quickstarts.
 
 Every package that trains a deep model tests two CPU processes (gloo): one writer,
 identical parameters, and a failing rank that ends the run instead of hanging. These
@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import tempfile
 import textwrap
 import time
 from collections.abc import Mapping, Sequence
@@ -23,8 +24,19 @@ __all__ = [
     "Launch",
     "failing_rank_script",
     "launch_with_failing_rank",
+    "run_quickstart",
     "torchrun",
 ]
+
+# One thread per BLAS, OpenMP and XLA pool: tests on a shared 2-core machine must not
+# oversubscribe it, and small models gain nothing from more.
+ONE_THREAD = {
+    "OMP_NUM_THREADS": "1",
+    "MKL_NUM_THREADS": "1",
+    "OPENBLAS_NUM_THREADS": "1",
+    "XLA_FLAGS": "--xla_cpu_multi_thread_eigen=false",
+    "PYTHONUNBUFFERED": "1",
+}
 
 FAILURE_MESSAGE = "rank 1 failed on purpose"
 
@@ -69,11 +81,55 @@ def torchrun(
         raise ValueError(f"timeout_s must be positive, got {timeout_s!r}")
     cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone",
            "--nproc_per_node", str(nproc), *map(str, args)]  # fmt: skip
-    full_env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONUNBUFFERED": "1", **(env or {})}
+    return _launch(cmd, cwd=cwd, env=env, timeout_s=timeout_s)
+
+
+def _launch(
+    cmd: Sequence[str],
+    *,
+    cwd: str | os.PathLike[str] | None,
+    env: Mapping[str, str] | None,
+    timeout_s: float,
+) -> Launch:
+    full_env = {**os.environ, **ONE_THREAD}
+    if os.environ.get("XLA_FLAGS"):  # keep the caller's flags (e.g. a host device count)
+        full_env["XLA_FLAGS"] = f"{os.environ['XLA_FLAGS']} {ONE_THREAD['XLA_FLAGS']}"
+    full_env.update(env or {})
     start = time.perf_counter()
-    done = subprocess.run(cmd, capture_output=True, text=True, cwd=cwd, env=full_env,
+    done = subprocess.run(list(cmd), capture_output=True, text=True, cwd=cwd, env=full_env,
                           timeout=timeout_s)  # fmt: skip
     return Launch(done.returncode, done.stdout, done.stderr, time.perf_counter() - start)
+
+
+def run_quickstart(
+    readme: str | os.PathLike[str],
+    *,
+    cwd: str | os.PathLike[str] | None = None,
+    env: Mapping[str, str] | None = None,
+    timeout_s: float = 300.0,
+) -> Launch:
+    """Run a README's quickstart as written, in a fresh interpreter on one thread.
+
+    The code is :func:`icml26.shared.readme.quickstart_code` of ``readme``, run as a
+    script file in ``cwd`` (a temporary folder keeps what it writes out of the
+    checkout), so tracebacks name its lines. The caller checks ``returncode`` and what
+    was printed against what the README promises.
+    """
+    from icml26.shared.readme import quickstart_code
+
+    if not timeout_s > 0:
+        raise ValueError(f"timeout_s must be positive, got {timeout_s!r}")
+    code = quickstart_code(readme)
+    if cwd is None:
+        with tempfile.TemporaryDirectory(prefix="icml26-quickstart-") as tmp:
+            return _run_script(code, Path(tmp), env, timeout_s)
+    return _run_script(code, Path(cwd), env, timeout_s)
+
+
+def _run_script(code: str, folder: Path, env: Mapping[str, str] | None, timeout_s: float) -> Launch:
+    script = folder / "quickstart.py"
+    script.write_text(code, encoding="utf-8")
+    return _launch([sys.executable, str(script)], cwd=folder, env=env, timeout_s=timeout_s)
 
 
 def failing_rank_script(
