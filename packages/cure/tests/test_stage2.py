@@ -19,26 +19,47 @@ TINY = CUREConfig(
 )
 
 
-def test_unmatched_clusters_become_the_novel_prototypes():
+def _toy_init(**kw):
     rng = np.random.default_rng(0)
     centres = np.eye(6)[:, :6] * 5
     z = np.concatenate([c + rng.normal(0, 0.1, size=(20, 6)) for c in centres])
     y = np.repeat(np.arange(6), 20)
     lab = (y < 3) & (np.arange(120) % 2 == 0)
     old = np.eye(6)[:3] + 0.01
-    init = initialise_prototypes(z, lab, y[lab], old, 6, seed=0)
+    return z, y, lab, old, initialise_prototypes(z, lab, y[lab], old, 6, seed=0, **kw)
+
+
+def _unit(a):
+    return a / np.linalg.norm(a, axis=1, keepdims=True)
+
+
+def test_unmatched_clusters_become_the_novel_prototypes():
+    _, y, lab, _, init = _toy_init()
     assert sorted(init.matched.values()) == [0, 1, 2]
     assert len(init.novel_clusters) == 3
-    np.testing.assert_allclose(
-        init.prototypes[:3], old / np.linalg.norm(old, axis=1, keepdims=True), rtol=1e-6
-    )
     cent = init.centroids[list(init.novel_clusters)]
-    np.testing.assert_allclose(
-        init.prototypes[3:], cent / np.linalg.norm(cent, axis=1, keepdims=True), rtol=1e-5
-    )
+    np.testing.assert_allclose(init.prototypes[3:], _unit(cent), rtol=1e-5)
     # each matched cluster holds its old class's labelled samples
     for cl, cls in init.matched.items():
         assert np.all(init.clusters[lab & (y == cls)] == cl)
+    # default: an old class's slot starts at its matched cluster's centroid
+    for cl, cls in init.matched.items():
+        np.testing.assert_allclose(init.prototypes[cls], _unit(init.centroids[[cl]])[0], rtol=1e-5)
+
+
+def test_centroid_start_reproduces_the_kmeans_partition():
+    z, _, _, _, init = _toy_init()
+    slot = dict(init.matched)
+    slot.update({cl: 3 + i for i, cl in enumerate(init.novel_clusters)})
+    pred = (_unit(z) @ init.prototypes.T).argmax(1)
+    np.testing.assert_array_equal(pred, [slot[c] for c in init.clusters])
+
+
+def test_prototype_start_keeps_the_stage1_prototypes():
+    z, y, lab, old, init = _toy_init(old_init="prototype")
+    np.testing.assert_allclose(init.prototypes[:3], _unit(old), rtol=1e-6)
+    with pytest.raises(ValueError, match="old_init"):
+        initialise_prototypes(z, lab, y[lab], old, 6, old_init="mean")
 
 
 def test_initialisation_errors():

@@ -105,7 +105,14 @@ class CURE:
         lab = data.labelled
         old = model.prototypes()[: data.n_old].detach().cpu().numpy()
         self.initialisation = initialise_prototypes(
-            z, lab, data.y[lab], old, k, seed=self.seed, n_init=cfg.stage2.kmeans_n_init
+            z,
+            lab,
+            data.y[lab],
+            old,
+            k,
+            seed=self.seed,
+            n_init=cfg.stage2.kmeans_n_init,
+            old_init=cfg.stage2.old_init,
         )
         with torch.no_grad():
             model.prototype_weight.copy_(torch.as_tensor(self.initialisation.prototypes))
