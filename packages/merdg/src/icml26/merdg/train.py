@@ -204,6 +204,41 @@ def _tensors(data: MultimodalData, device: torch.device) -> tuple[list[torch.Ten
     return xs, torch.as_tensor(data.labels, device=device)
 
 
+def cross_entropy(logits: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+    """Batch-mean cross-entropy; stacked (K × N × C) logits give one value per model."""
+    if logits.ndim == 2:
+        return F.cross_entropy(logits, y)
+    flat = F.cross_entropy(logits.flatten(0, -2), y.flatten(), reduction="none")
+    return flat.view(y.shape).mean(-1)
+
+
+def objective(model, xs: Sequence[torch.Tensor], y: torch.Tensor, cfg: TrainConfig, mer_fn=None):
+    """The official composition of the loss of ``model.arch``; ``mer_fn(features)`` is the
+    MER penalty of a list of per-modality features (None: no MER).
+
+    ``model`` is a :class:`MultimodalNet` (2-D batches, a scalar loss) or a stack of K
+    independent copies (``icml26.merdg.batched``: K × N × d batches, one loss per copy).
+    """
+    emb = model.embed(xs)
+    if model.arch == "unimodal":
+        return sum(cross_entropy(h(e), y) for h, e in zip(model.heads, emb, strict=True))
+    loss = cfg.alpha_ce * cross_entropy(model.logits_from(emb), y)
+    if model.arch == "fusion":
+        if mer_fn is not None:  # MER on the un-normalised projections z_m = proj_m(e_m)
+            z = [p(e) for p, e in zip(model.proj, emb, strict=True)]
+            loss = loss + mer_fn(z)
+        return loss
+    half = model.config.embed_dim // 2
+    shared = [p(e[..., :half]) for p, e in zip(model.proj_shared, emb, strict=True)]
+    loss = loss + cfg.alpha_trans * translation_loss(model, emb)
+    loss = loss + cfg.alpha_contrast * supcon_loss(torch.stack(shared, dim=-2), y, cfg.temperature)
+    loss = loss + cfg.alpha_distance * distance_loss(emb, normalized=cfg.distance_normalized)
+    if mer_fn is not None:  # MER on the L2-normalised shared AND specific projections
+        specific = [p(e[..., half:]) for p, e in zip(model.proj_specific, emb, strict=True)]
+        loss = loss + mer_fn(shared + specific)
+    return loss
+
+
 def method_loss(
     model: MultimodalNet,
     method: Method,
@@ -212,25 +247,9 @@ def method_loss(
     cfg: TrainConfig,
 ) -> torch.Tensor:
     """The training objective of ``method`` on one batch (the official composition)."""
-    emb = model.embed(xs)
-    if model.arch == "unimodal":
-        return sum(F.cross_entropy(h(e), y) for h, e in zip(model.heads, emb, strict=True))
-    loss = cfg.alpha_ce * F.cross_entropy(model.logits_from(emb), y)
     mer_cfg = method.mer_config or cfg.mer
-    if model.arch == "fusion":
-        if method.mer:  # MER on the un-normalised projections z_m = proj_m(e_m)
-            z = [p(e) for p, e in zip(model.proj, emb, strict=True)]
-            loss = loss + mer_penalty(z, mer_cfg)
-        return loss
-    half = model.config.embed_dim // 2
-    shared = [p(e[:, :half]) for p, e in zip(model.proj_shared, emb, strict=True)]
-    loss = loss + cfg.alpha_trans * translation_loss(model, emb)
-    loss = loss + cfg.alpha_contrast * supcon_loss(torch.stack(shared, dim=1), y, cfg.temperature)
-    loss = loss + cfg.alpha_distance * distance_loss(emb, normalized=cfg.distance_normalized)
-    if method.mer:  # MER on the L2-normalised shared AND specific projections
-        specific = [p(e[:, half:]) for p, e in zip(model.proj_specific, emb, strict=True)]
-        loss = loss + mer_penalty(shared + specific, mer_cfg)
-    return loss
+    mer_fn = (lambda z: mer_penalty(z, mer_cfg)) if method.mer else None
+    return objective(model, xs, y, cfg, mer_fn)
 
 
 @torch.no_grad()
