@@ -33,7 +33,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from icml26.merdg.data import LODOSplit
-from icml26.merdg.mer import spectral_entropy_loss, variance_floor_loss
+from icml26.merdg.mer import _spectral_entropy, _variance_floor
 from icml26.merdg.models import MultimodalNet, ProjectHead
 from icml26.merdg.sampler import BalancedDomainSampler
 from icml26.merdg.train import (
@@ -287,9 +287,9 @@ def _mer_fn(methods: Sequence[Method], cfg: TrainConfig, device: torch.device):
         for z in features:
             zz = z[sel] if len(idx) < k_all else z
             if use_marg:
-                total = total + a_marg * variance_floor_loss(zz, eps)
+                total = total + a_marg * _variance_floor(zz, eps)
             if use_spec:
-                total = total + a_spec * spectral_entropy_loss(zz, eps, shrink)
+                total = total + a_spec * _spectral_entropy(zz, eps, shrink)
         if len(idx) == k_all:
             return lam * total
         return features[0].new_zeros(k_all).index_add(0, sel, lam * total)
@@ -322,6 +322,8 @@ def train_batched(
             raise ValueError(
                 f"the target domain {j.split.target} is among the sources {j.split.sources}"
             )
+    if any(m.dg for m in methods):
+        raise ValueError("MixStyle and RSC runs train one at a time (train_method)")
     arch = {m.arch for m in methods}
     if len(arch) > 1:
         raise ValueError(f"stacked runs need one architecture, got {sorted(arch)}")
@@ -455,18 +457,26 @@ def train_many(
             raise ValueError(f"unknown method {j.method!r}; choose from {sorted(METHODS)}")
     _, world = _dist()
     results: list[TrainResult | Exception | None] = [None] * len(jobs)
-    if cfg.optimizer == "lars" or world > 1:
-        for i, j in enumerate(jobs):
-            try:
-                results[i] = train_method(j.method, j.split, cfg, seed=j.seed, device=device)
-            except (FloatingPointError, RuntimeError) as err:
-                results[i] = err
-            if progress_callback is not None:
-                progress_callback()
-        return results  # type: ignore[return-value]
+
+    def resolved(j: Job) -> Method:
+        return METHODS[j.method] if isinstance(j.method, str) else j.method
+
+    single = [
+        i for i, j in enumerate(jobs) if cfg.optimizer == "lars" or world > 1 or resolved(j).dg
+    ]  # LARS, several processes, MixStyle / RSC: one run at a time
+    for i in single:
+        j = jobs[i]
+        try:
+            results[i] = train_method(j.method, j.split, cfg, seed=j.seed, device=device)
+        except (FloatingPointError, RuntimeError) as err:
+            results[i] = err
+        if progress_callback is not None:
+            progress_callback()
     groups: dict[tuple, list[int]] = {}
     for i, j in enumerate(jobs):
-        m = METHODS[j.method] if isinstance(j.method, str) else j.method
+        if i in single:
+            continue
+        m = resolved(j)
         n_batches = len(j.split.train) // cfg.batch_size  # grouping key only
         # runs with and without MER apart: a group without MER skips the projection heads
         key = (m.arch, m.mer, j.split.train.dims, int(j.split.train.n_classes), n_batches)

@@ -87,6 +87,12 @@ def variance_floor_loss(z: torch.Tensor, eps: float = EPS) -> torch.Tensor:
     ``marginal_entropy_loss``; identical to VICReg's variance term. Leading dimensions
     (independent stacked batches) give one value each."""
     check_features(z)
+    return _variance_floor(z, eps)
+
+
+def _variance_floor(z: torch.Tensor, eps: float = EPS) -> torch.Tensor:
+    """:func:`variance_floor_loss` without the input checks (for the training loop, which
+    checks the loss itself every step)."""
     std = torch.sqrt(z.var(dim=-2) + eps)
     return F.relu(1.0 - std).mean(dim=-1)
 
@@ -115,6 +121,11 @@ def spectral_entropy_loss(
     """``−logdet(C) / D`` of :func:`correlation_matrix` (minimising it maximises the
     Gaussian entropy of the standardised features)."""
     check_features(z)
+    return _spectral_entropy(z, eps, shrinkage)
+
+
+def _spectral_entropy(z: torch.Tensor, eps: float = EPS, shrinkage: float = 0.0) -> torch.Tensor:
+    """:func:`spectral_entropy_loss` without the input checks."""
     if z.shape[-1] < 2:
         return z.new_zeros(z.shape[:-2])
     c = correlation_matrix(z, eps=eps, shrinkage=shrinkage)

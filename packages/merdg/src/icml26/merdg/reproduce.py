@@ -111,6 +111,8 @@ PRESETS = {
             "unimodal",
             "fusion+var",
             "fusion+logdet",
+            "fusion+mixstyle",
+            "fusion+rsc",
         ),
         probe_methods=("fusion+mer", "fusion", "simmmdg+mer", "simmmdg"),
         modality_sets=((0, 1), (0, 2), (1, 2), (0, 1, 2)),

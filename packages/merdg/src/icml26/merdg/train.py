@@ -26,6 +26,7 @@ import torch
 import torch.nn.functional as F
 
 from icml26.merdg.data import LODOSplit, MultimodalData
+from icml26.merdg.dg import DG_METHODS, mixstyle, rsc_mask
 from icml26.merdg.mer import MERConfig, mer_penalty
 from icml26.merdg.models import (
     ModelConfig,
@@ -56,6 +57,11 @@ class Method:
     arch: str  # "fusion", "simmmdg" or "unimodal"
     mer: bool = False
     mer_config: MERConfig | None = None  # None: TrainConfig.mer
+    dg: str | None = None  # a unimodal DG baseline inside fusion: "mixstyle" or "rsc"
+
+    def __post_init__(self) -> None:
+        if self.dg is not None and (self.dg not in DG_METHODS or self.arch != "fusion"):
+            raise ValueError(f"dg must be one of {DG_METHODS} on the fusion architecture")
 
 
 METHODS: dict[str, Method] = {
@@ -69,6 +75,9 @@ METHODS: dict[str, Method] = {
     "fusion+logdet": Method(
         "fusion+logdet", "fusion", mer=True, mer_config=MERConfig(alpha_marg=0.0)
     ),
+    # unimodal DG baselines of SimMMDG's tables (icml26.merdg.dg)
+    "fusion+mixstyle": Method("fusion+mixstyle", "fusion", dg="mixstyle"),
+    "fusion+rsc": Method("fusion+rsc", "fusion", dg="rsc"),
 }
 
 
@@ -212,17 +221,43 @@ def cross_entropy(logits: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
     return flat.view(y.shape).mean(-1)
 
 
-def objective(model, xs: Sequence[torch.Tensor], y: torch.Tensor, cfg: TrainConfig, mer_fn=None):
+def _embed_mixstyle(model: MultimodalNet, xs: Sequence[torch.Tensor]) -> list[torch.Tensor]:
+    """Encoder embeddings with MixStyle after each encoder's first hidden layer."""
+    model._check(xs)
+    out = []
+    for enc, x in zip(model.encoders, xs, strict=True):
+        h = enc[1](enc[0](x))
+        h = mixstyle(h)
+        for layer in list(enc)[2:]:
+            h = layer(h)
+        out.append(h)
+    return out
+
+
+def objective(
+    model,
+    xs: Sequence[torch.Tensor],
+    y: torch.Tensor,
+    cfg: TrainConfig,
+    mer_fn=None,
+    dg: str | None = None,
+):
     """The official composition of the loss of ``model.arch``; ``mer_fn(features)`` is the
-    MER penalty of a list of per-modality features (None: no MER).
+    MER penalty of a list of per-modality features (None: no MER); ``dg`` a unimodal DG
+    baseline of :mod:`icml26.merdg.dg` inside the fusion model (training only).
 
     ``model`` is a :class:`MultimodalNet` (2-D batches, a scalar loss) or a stack of K
     independent copies (``icml26.merdg.batched``: K × N × d batches, one loss per copy).
     """
-    emb = model.embed(xs)
+    emb = _embed_mixstyle(model, xs) if dg == "mixstyle" and model.training else model.embed(xs)
     if model.arch == "unimodal":
         return sum(cross_entropy(h(e), y) for h, e in zip(model.heads, emb, strict=True))
-    loss = cfg.alpha_ce * cross_entropy(model.logits_from(emb), y)
+    if dg == "rsc" and model.training:
+        fused = torch.cat(list(emb), dim=-1)
+        logits = model.fusion(fused * rsc_mask(model.fusion, fused, y))
+    else:
+        logits = model.logits_from(emb)
+    loss = cfg.alpha_ce * cross_entropy(logits, y)
     if model.arch == "fusion":
         if mer_fn is not None:  # MER on the un-normalised projections z_m = proj_m(e_m)
             z = [p(e) for p, e in zip(model.proj, emb, strict=True)]
@@ -249,7 +284,7 @@ def method_loss(
     """The training objective of ``method`` on one batch (the official composition)."""
     mer_cfg = method.mer_config or cfg.mer
     mer_fn = (lambda z: mer_penalty(z, mer_cfg)) if method.mer else None
-    return objective(model, xs, y, cfg, mer_fn)
+    return objective(model, xs, y, cfg, mer_fn, method.dg)
 
 
 @torch.no_grad()
