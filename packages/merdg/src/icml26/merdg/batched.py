@@ -150,6 +150,49 @@ class _Stacked(nn.Module):
                 seq[i].running_var.copy_(getattr(self, f"var{i}")[k])
 
 
+def _shape_key(mod: nn.Module) -> tuple:
+    return tuple(
+        (type(m).__name__, *(tuple(p.shape) for p in m.parameters(recurse=False)))
+        for m in mod.modules()
+    )
+
+
+class _Joint(nn.Module):
+    """The S slots of a module list (one per modality, half or modality pair) of K runs.
+
+    Slots of one shape are stacked together (S·K copies, slot-major), so one batched
+    product serves every modality; otherwise each slot is its own stack of K."""
+
+    def __init__(self, slots: Sequence[Sequence[nn.Module]]):
+        super().__init__()
+        self.s, self.k = len(slots), len(slots[0])
+        self.joint = len({_shape_key(mods[0]) for mods in slots}) == 1
+        if self.joint:
+            self.stacks = nn.ModuleList([_Stacked([m for mods in slots for m in mods])])
+        else:
+            self.stacks = nn.ModuleList(_Stacked(mods) for mods in slots)
+
+    def __len__(self) -> int:
+        return self.s
+
+    def apply_each(self, inputs: Sequence[torch.Tensor]) -> list[torch.Tensor]:
+        if len(inputs) != self.s:
+            raise ValueError(f"expected {self.s} inputs, got {len(inputs)}")
+        if not self.joint or len({tuple(x.shape) for x in inputs}) > 1:
+            if self.joint:
+                raise ValueError("stacked slots need inputs of one shape")
+            return [st(x) for st, x in zip(self.stacks, inputs, strict=True)]
+        out = self.stacks[0](torch.cat(list(inputs), dim=0))
+        return list(out.view(self.s, self.k, *out.shape[1:]).unbind(0))
+
+    def write(self, mods: Sequence[nn.Module], k: int) -> None:
+        for i, mod in enumerate(mods):
+            if self.joint:
+                self.stacks[0].write(mod, i * self.k + k)
+            else:
+                self.stacks[i].write(mod, k)
+
+
 class StackedNet(nn.Module):
     """K :class:`MultimodalNet` copies of one architecture with stacked parameters; the
     same interface (``embed``, ``logits_from``, heads) on K × N × d inputs."""
@@ -170,9 +213,9 @@ class StackedNet(nn.Module):
         self.arch, self.config = first.arch, first.config
         self.dims, self.n_classes, self.k = first.dims, first.n_classes, len(models)
 
-        def stack(attr: str) -> nn.ModuleList:
+        def stack(attr: str) -> _Joint:
             n = len(getattr(first, attr))
-            return nn.ModuleList(_Stacked([getattr(m, attr)[i] for m in models]) for i in range(n))
+            return _Joint([[getattr(m, attr)[i] for m in models] for i in range(n)])
 
         self._names = ["encoders"]
         self.encoders = stack("encoders")
@@ -197,13 +240,11 @@ class StackedNet(nn.Module):
         for m, (x, d) in enumerate(zip(xs, self.dims, strict=True)):
             if x.ndim != 3 or x.shape[0] != self.k or x.shape[2] != d:
                 raise ValueError(f"modality {m} must be ({self.k} × N × {d}), got {tuple(x.shape)}")
-        return [enc(x) for enc, x in zip(self.encoders, xs, strict=True)]
+        return self.encoders.apply_each(xs)
 
     def logits_from(self, embeddings: Sequence[torch.Tensor]) -> torch.Tensor:
         if self.arch == "unimodal":
-            probs = torch.stack(
-                [h(e).softmax(-1) for h, e in zip(self.heads, embeddings, strict=True)]
-            ).mean(0)
+            probs = torch.stack([h.softmax(-1) for h in self.heads.apply_each(embeddings)]).mean(0)
             return probs.clamp_min(1e-12).log()
         return self.fusion(torch.cat(list(embeddings), dim=-1))
 
@@ -211,13 +252,13 @@ class StackedNet(nn.Module):
         return self.logits_from(self.embed(xs))
 
     def snapshot(self, k: int) -> dict[str, torch.Tensor]:
-        state = self.state_dict()
-        return {name: t[k].clone() for name, t in state.items()}
+        """Run ``k``'s rows of every stacked tensor (rows k, K + k, … of joint slots)."""
+        return {name: t[k :: self.k].clone() for name, t in self.state_dict().items()}
 
     @torch.no_grad()
     def restore(self, k: int, snap: dict[str, torch.Tensor]) -> None:
         for name, t in self.state_dict().items():
-            t[k].copy_(snap[name])
+            t[k :: self.k] = snap[name]
 
     @torch.no_grad()
     def write(self, models: Sequence[MultimodalNet], skip: Sequence[set[str]] = ()) -> None:
@@ -230,8 +271,7 @@ class StackedNet(nn.Module):
             for name in self._names:
                 if k < len(skip) and name in skip[k]:
                     continue
-                for stacked, mod in zip(getattr(self, name), getattr(model, name), strict=True):
-                    stacked.write(mod, k)
+                getattr(self, name).write(getattr(model, name), k)
 
 
 def _pad(arrays: Sequence[torch.Tensor], length: int) -> torch.Tensor:
@@ -350,7 +390,12 @@ def train_batched(
                 MultimodalNet(trains[0].dims, int(trains[0].n_classes), m.arch, cfg.model)
             )
     net = StackedNet(models).to(device)
-    opt = _optimizer(net, cfg)
+    if cfg.optimizer == "adam":  # the multi-tensor kernel: one call for every stacked tensor
+        opt = torch.optim.Adam(
+            net.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay, foreach=True
+        )
+    else:
+        opt = _optimizer(net, cfg)
     n_max = max(len(t) for t in trains)
     xs = [
         _pad([torch.as_tensor(t.features[m], device=device) for t in trains], n_max)

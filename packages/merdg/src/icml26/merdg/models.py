@@ -242,9 +242,14 @@ def distance_loss(embeddings: Sequence[torch.Tensor], *, normalized: bool = True
 
 def translation_loss(model: MultimodalNet, embeddings: Sequence[torch.Tensor]) -> torch.Tensor:
     """Mean over ordered pairs of ``‖ T_ab(e_a)/‖·‖ − e_b/‖e_b‖ ‖``, batch-averaged."""
+    sources = [embeddings[a] for a, _ in model.pairs]
+    if hasattr(model.translators, "apply_each"):  # stacked runs: every pair at once
+        outs = model.translators.apply_each(sources)
+    else:
+        outs = [net(x) for net, x in zip(model.translators, sources, strict=True)]
     terms = []
-    for (a, b), net in zip(model.pairs, model.translators, strict=True):
-        pred = F.normalize(net(embeddings[a]), dim=-1)
+    for (_, b), out in zip(model.pairs, outs, strict=True):
+        pred = F.normalize(out, dim=-1)
         goal = F.normalize(embeddings[b], dim=-1)
         terms.append(torch.linalg.vector_norm(pred - goal, dim=-1).mean(-1))
     return torch.stack(terms).mean(0)

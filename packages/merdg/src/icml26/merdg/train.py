@@ -221,6 +221,14 @@ def cross_entropy(logits: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
     return flat.view(y.shape).mean(-1)
 
 
+def apply_each(modules, inputs: Sequence[torch.Tensor]) -> list[torch.Tensor]:
+    """``[m(x) for m, x in zip(modules, inputs)]``; stacked module lists run every slot in
+    one batched call (``icml26.merdg.batched``)."""
+    if hasattr(modules, "apply_each"):
+        return modules.apply_each(inputs)
+    return [m(x) for m, x in zip(modules, inputs, strict=True)]
+
+
 def _embed_mixstyle(model: MultimodalNet, xs: Sequence[torch.Tensor]) -> list[torch.Tensor]:
     """Encoder embeddings with MixStyle after each encoder's first hidden layer."""
     model._check(xs)
@@ -251,7 +259,7 @@ def objective(
     """
     emb = _embed_mixstyle(model, xs) if dg == "mixstyle" and model.training else model.embed(xs)
     if model.arch == "unimodal":
-        return sum(cross_entropy(h(e), y) for h, e in zip(model.heads, emb, strict=True))
+        return sum(cross_entropy(h, y) for h in apply_each(model.heads, emb))
     if dg == "rsc" and model.training:
         fused = torch.cat(list(emb), dim=-1)
         logits = model.fusion(fused * rsc_mask(model.fusion, fused, y))
@@ -260,16 +268,16 @@ def objective(
     loss = cfg.alpha_ce * cross_entropy(logits, y)
     if model.arch == "fusion":
         if mer_fn is not None:  # MER on the un-normalised projections z_m = proj_m(e_m)
-            z = [p(e) for p, e in zip(model.proj, emb, strict=True)]
+            z = apply_each(model.proj, emb)
             loss = loss + mer_fn(z)
         return loss
     half = model.config.embed_dim // 2
-    shared = [p(e[..., :half]) for p, e in zip(model.proj_shared, emb, strict=True)]
+    shared = apply_each(model.proj_shared, [e[..., :half] for e in emb])
     loss = loss + cfg.alpha_trans * translation_loss(model, emb)
     loss = loss + cfg.alpha_contrast * supcon_loss(torch.stack(shared, dim=-2), y, cfg.temperature)
     loss = loss + cfg.alpha_distance * distance_loss(emb, normalized=cfg.distance_normalized)
     if mer_fn is not None:  # MER on the L2-normalised shared AND specific projections
-        specific = [p(e[..., half:]) for p, e in zip(model.proj_specific, emb, strict=True)]
+        specific = apply_each(model.proj_specific, [e[..., half:] for e in emb])
         loss = loss + mer_fn(shared + specific)
     return loss
 
