@@ -45,13 +45,15 @@ def main() -> None:
     p.add_argument("--targets", type=int, nargs="+", default=[0, 1, 2, 3])
     p.add_argument("--max-epochs", type=int, default=80)
     p.add_argument("--methods", nargs="+", default=["fusion", "fusion+mer", "unimodal"])
-    p.add_argument("--amplitudes", type=float, nargs="+", default=[1.0, 2.0, 3.0])
-    p.add_argument("--rhos", type=float, nargs="+", default=[0.5, 0.8, 0.95])
-    p.add_argument("--sweep-seeds", type=int, nargs="+", default=[100])
+    p.add_argument("--amplitudes", type=float, nargs="*", default=[1.0, 2.0, 3.0])
+    p.add_argument("--rhos", type=float, nargs="*", default=[0.5, 0.8, 0.95])
+    p.add_argument("--sweep-seeds", type=int, nargs="*", default=[100])
     p.add_argument("--out", default="results/merdg/budget")
     args = p.parse_args()
     base = PRESETS["smoke"]
-    budgets = [e for e in (10, 20, 30, 40, 60, 80) if e <= args.max_epochs]
+    budgets = sorted(
+        {e for e in (10, 20, 30, 40, 60, 80) if e <= args.max_epochs} | {args.max_epochs}
+    )
     out: dict = {"seeds": args.seeds, "epochs": {}, "sweep": [], "cpu_seconds": {}}
     free = replace(
         base,

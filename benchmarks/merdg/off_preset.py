@@ -36,9 +36,12 @@ def main() -> None:
     p.add_argument("--seeds", type=int, nargs="+", default=[3, 4])
     p.add_argument("--targets", type=int, nargs="+", default=[0, 1, 2, 3])
     p.add_argument("--simmmdg", action="store_true")
+    p.add_argument("--epochs", type=int, default=None, help="cap (default: the preset's)")
     p.add_argument("--out", default="results/merdg/off_preset")
     args = p.parse_args()
     base = replace(PRESETS["smoke"], probe_methods=())
+    if args.epochs is not None:
+        base = replace(base, train=replace(base.train, epochs=args.epochs))
     variants = {
         "preset": (base.sim, (0, 1)),
         "rho=0.8": (replace(base.sim, rho=0.8), (0, 1)),
