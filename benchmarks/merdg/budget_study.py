@@ -44,7 +44,7 @@ def main() -> None:
     p.add_argument("--seeds", type=int, nargs="+", default=[100, 101])
     p.add_argument("--targets", type=int, nargs="+", default=[0, 1, 2, 3])
     p.add_argument("--max-epochs", type=int, default=80)
-    p.add_argument("--methods", nargs="+", default=["fusion", "fusion+mer", "unimodal"])
+    p.add_argument("--methods", nargs="*", default=["fusion", "fusion+mer", "unimodal"])
     p.add_argument("--amplitudes", type=float, nargs="*", default=[1.0, 2.0, 3.0])
     p.add_argument("--rhos", type=float, nargs="*", default=[0.5, 0.8, 0.95])
     p.add_argument("--sweep-seeds", type=int, nargs="*", default=[100])

@@ -204,7 +204,7 @@ def run_cells(config: Config, seed: int, cells: list[Cell], *, tick=None) -> lis
             "val_acc": res.last_val_acc,
             "epochs": res.epochs,
             "stopping": res.stopping,
-            "cpu_seconds": cpu_per_run,  # the group's CPU time shared out per run
+            "cpu_seconds": cpu_per_run,  # the CPU time of all cells of the call, shared out
             "curves": {
                 "train_loss": res.train_loss,
                 "val_acc": res.val_acc,
