@@ -35,7 +35,7 @@ def splits():
     out = []
     for target in (0, 3):
         data = simulate_cooccurrence(
-            CoOccConfig(per_domain=150), target=target, rng=np.random.default_rng(target)
+            CoOccConfig(per_domain=90), target=target, rng=np.random.default_rng(target)
         )
         out.append(lodo_split(data, target, rng=np.random.default_rng(10 + target)))
     return out
