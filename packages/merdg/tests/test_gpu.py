@@ -30,3 +30,22 @@ def test_one_paper_size_epoch_on_cuda(cuda, method):
     assert next(res.model.parameters()).is_cuda
     assert res.epochs == 1 and np.isfinite(res.train_loss[0])
     assert 0.0 <= res.last_test_acc <= 1.0
+
+
+def test_stacked_runs_and_dg_baselines_on_cuda(cuda):
+    from icml26.merdg import ModelConfig, TrainConfig
+    from icml26.merdg.batched import Job, train_many
+
+    splits = []
+    for target in (0, 3):
+        data = simulate_cooccurrence(
+            CoOccConfig(per_domain=200), target=target, rng=np.random.default_rng(target)
+        )
+        splits.append(lodo_split(data, target, rng=np.random.default_rng(target)))
+    cfg = TrainConfig(epochs=2, batch_size=30, model=ModelConfig(encoder_hidden=32))
+    methods = ("fusion+mer", "simmmdg+mer", "unimodal", "fusion+mixstyle", "fusion+rsc")
+    jobs = [Job(m, s, seed=i) for i, s in enumerate(splits) for m in methods]
+    for res in train_many(jobs, cfg, device=cuda):
+        assert not isinstance(res, Exception), res
+        assert next(res.model.parameters()).is_cuda
+        assert res.epochs == 2 and all(np.isfinite(res.train_loss))

@@ -7,12 +7,14 @@ Yarici & AlRegib, ICML 2026 (arXiv:2605.01967); official code olivesgatech/MER-D
 - :class:`MultimodalNet` — per-modality encoders with late fusion, SimMMDG-lite, or the
   unimodal ensemble; :func:`train_method` trains one recipe of :data:`METHODS` on a
   leave-one-domain-out split with the :class:`BalancedDomainSampler`;
+  :func:`train_many` trains many (split, method) runs at once on stacked parameters;
 - :func:`probe_model` — the frozen-encoder probe, feature log-det and effective rank;
 - :func:`simulate_cooccurrence` — the CoOcc-MMDG simulator of "Fusion Overfitting";
   loaders for per-modality feature arrays keyed to HAC / EPIC split files.
 """
 
 from icml26.merdg.baselines import BASELINES, MAIN_METHODS, lightly_variance_floor
+from icml26.merdg.batched import Job, train_many
 from icml26.merdg.data import (
     CoOccConfig,
     LODOSplit,
@@ -53,6 +55,7 @@ __all__ = [
     "METHODS",
     "BalancedDomainSampler",
     "CoOccConfig",
+    "Job",
     "LODOSplit",
     "MERConfig",
     "Method",
@@ -79,8 +82,9 @@ __all__ = [
     "simulate_digits",
     "spectral_entropy_loss",
     "supcon_loss",
+    "train_many",
     "train_method",
     "variance_floor_loss",
 ]
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"

@@ -8,7 +8,9 @@ names the baselines the paper compares against and the simplest strong one:
   distance and translation losses at the official weights; ``simmmdg+mer`` adds MER;
 - ``unimodal`` — one encoder + classifier per modality trained alone, softmax outputs
   averaged: it never sees two modalities at once, so a cross-modal co-occurrence cannot
-  reach it (the simplest strong baseline on the simulator).
+  reach it (the simplest strong baseline on the simulator);
+- ``fusion+mixstyle``, ``fusion+rsc`` — the unimodal DG methods of SimMMDG's tables
+  (MixStyle, RSC; :mod:`icml26.merdg.dg`) inside late fusion, in the ``paper`` preset.
 
 :func:`lightly_variance_floor` computes the variance floor with ``lightly``'s VICReg
 variance term (``lightly.loss.vicreg_loss.variance_loss``) when that library is
@@ -26,7 +28,9 @@ __all__ = ["BASELINES", "MAIN_METHODS", "lightly_variance_floor"]
 #: the methods of the smoke comparison, the paper's own first
 MAIN_METHODS: tuple[str, ...] = ("fusion+mer", "fusion", "simmmdg+mer", "simmmdg", "unimodal")
 #: the baselines (everything but MER-DG's own variants)
-BASELINES: dict[str, Method] = {k: METHODS[k] for k in ("fusion", "simmmdg", "unimodal")}
+BASELINES: dict[str, Method] = {
+    k: METHODS[k] for k in ("fusion", "simmmdg", "unimodal", "fusion+mixstyle", "fusion+rsc")
+}
 
 
 def lightly_variance_floor(z: torch.Tensor, eps: float = 1e-4) -> torch.Tensor:

@@ -69,22 +69,32 @@ def check_features(z: torch.Tensor, name: str = "z") -> None:
     """A 2-D floating batch of at least two rows with finite values, or a clear error."""
     if not isinstance(z, torch.Tensor):
         raise TypeError(f"{name} must be a torch.Tensor, got {type(z).__name__}")
-    if z.ndim != 2:
-        raise ValueError(f"{name} must be 2-D (batch × features), got shape {tuple(z.shape)}")
+    if z.ndim < 2:
+        raise ValueError(
+            f"{name} must be 2-D (batch × features) or stacked (... × batch × features), "
+            f"got shape {tuple(z.shape)}"
+        )
     if not z.is_floating_point():
         raise TypeError(f"{name} must be a floating tensor, got {z.dtype}")
-    if z.shape[0] < 2:
-        raise ValueError(f"{name} needs at least 2 samples for batch statistics, got {z.shape[0]}")
+    if z.shape[-2] < 2:
+        raise ValueError(f"{name} needs at least 2 samples for batch statistics, got {z.shape[-2]}")
     if not torch.isfinite(z).all():
         raise ValueError(f"{name} has NaN or infinite values")
 
 
 def variance_floor_loss(z: torch.Tensor, eps: float = EPS) -> torch.Tensor:
     """``mean_d ReLU(1 − sqrt(Var(z_d) + eps))`` (unbiased variance), the official
-    ``marginal_entropy_loss``; identical to VICReg's variance term."""
+    ``marginal_entropy_loss``; identical to VICReg's variance term. Leading dimensions
+    (independent stacked batches) give one value each."""
     check_features(z)
-    std = torch.sqrt(z.var(dim=0) + eps)
-    return F.relu(1.0 - std).mean()
+    return _variance_floor(z, eps)
+
+
+def _variance_floor(z: torch.Tensor, eps: float = EPS) -> torch.Tensor:
+    """:func:`variance_floor_loss` without the input checks (for the training loop, which
+    checks the loss itself every step)."""
+    std = torch.sqrt(z.var(dim=-2) + eps)
+    return F.relu(1.0 - std).mean(dim=-1)
 
 
 def correlation_matrix(z: torch.Tensor, eps: float = EPS, shrinkage: float = 0.0) -> torch.Tensor:
@@ -93,11 +103,11 @@ def correlation_matrix(z: torch.Tensor, eps: float = EPS, shrinkage: float = 0.0
     ``x = (z − mean) / (std_biased + eps)``, ``C = xᵀx / (N − 1) + eps I``; with
     ``shrinkage = s > 0``, ``C ← (1 − s) C + s I`` (full rank for any N).
     """
-    n, d = z.shape
-    x = z - z.mean(dim=0, keepdim=True)
-    std = x.std(dim=0, unbiased=False) + eps
+    n, d = z.shape[-2:]
+    x = z - z.mean(dim=-2, keepdim=True)
+    std = x.std(dim=-2, unbiased=False, keepdim=True) + eps
     x = x / std.clamp_min(eps)
-    c = x.T @ x / (n - 1)
+    c = x.mT @ x / (n - 1)
     eye = torch.eye(d, device=z.device, dtype=z.dtype)
     c = c + eps * eye
     if shrinkage > 0:
@@ -111,17 +121,22 @@ def spectral_entropy_loss(
     """``−logdet(C) / D`` of :func:`correlation_matrix` (minimising it maximises the
     Gaussian entropy of the standardised features)."""
     check_features(z)
-    if z.shape[1] < 2:
-        return z.new_zeros(())
+    return _spectral_entropy(z, eps, shrinkage)
+
+
+def _spectral_entropy(z: torch.Tensor, eps: float = EPS, shrinkage: float = 0.0) -> torch.Tensor:
+    """:func:`spectral_entropy_loss` without the input checks."""
+    if z.shape[-1] < 2:
+        return z.new_zeros(z.shape[:-2])
     c = correlation_matrix(z, eps=eps, shrinkage=shrinkage)
     _, logabsdet = torch.linalg.slogdet(c)
-    return -logabsdet / z.shape[1]
+    return -logabsdet / z.shape[-1]
 
 
 def mer_loss(z: torch.Tensor, config: MERConfig | None = None) -> torch.Tensor:
     """``α_marg L_marg(z) + α_spec L_spec(z)`` for ONE modality (unweighted by λ_mer)."""
     cfg = config or MERConfig()
-    out = z.new_zeros(())
+    out = z.new_zeros(z.shape[:-2])
     if cfg.alpha_marg:
         out = out + cfg.alpha_marg * variance_floor_loss(z, cfg.eps)
     if cfg.alpha_spec:
@@ -133,7 +148,8 @@ def mer_penalty(features: Sequence[torch.Tensor], config: MERConfig | None = Non
     """``λ_mer Σ_m L_MER(z_m)``: one term per modality, each with its own batch statistics.
 
     ``features`` holds one (N × D_m) tensor per modality (or per shared/specific half);
-    every tensor must have the same N.
+    every tensor must have the same N. Stacked (K × N × D_m) tensors of K independent
+    models give one value per model.
     """
     cfg = config or MERConfig()
     if isinstance(features, torch.Tensor):
@@ -145,10 +161,10 @@ def mer_penalty(features: Sequence[torch.Tensor], config: MERConfig | None = Non
         raise ValueError("features must hold at least one modality's tensor")
     for m, z in enumerate(features):
         check_features(z, f"features[{m}]")
-    sizes = {int(z.shape[0]) for z in features}
+    sizes = {tuple(z.shape[:-1]) for z in features}
     if len(sizes) > 1:
         raise ValueError(f"every modality needs the same batch size, got {sorted(sizes)}")
-    total = features[0].new_zeros(())
+    total = features[0].new_zeros(features[0].shape[:-2])
     for z in features:
         total = total + mer_loss(z, cfg)
     return cfg.lambda_mer * total

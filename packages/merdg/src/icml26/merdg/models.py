@@ -99,7 +99,7 @@ class ProjectHead(nn.Module):
 
     def forward(self, e: torch.Tensor) -> torch.Tensor:
         z = self.head(e)
-        return F.normalize(z, dim=1) if self.normalize else z
+        return F.normalize(z, dim=-1) if self.normalize else z
 
 
 class MultimodalNet(nn.Module):
@@ -205,21 +205,22 @@ def supcon_loss(
 ) -> torch.Tensor:
     """Supervised contrastive loss (Khosla et al. 2020), ``contrast_mode='all'``, scaled by
     ``temperature / base_temperature`` (SimMMDG sets the temperature to 0.1 and keeps the
-    base 0.07). ``features`` is (N × views × D), L2-normalised; the views are modalities."""
-    if features.ndim != 3:
+    base 0.07). ``features`` is (N × views × D), L2-normalised; the views are modalities.
+    Stacked (K × N × views × D) features with (K × N) labels give one value per model."""
+    if features.ndim < 3:
         raise ValueError(f"features must be (N × views × D), got {tuple(features.shape)}")
-    n, v, _ = features.shape
-    contrast = torch.cat(torch.unbind(features, dim=1), dim=0)  # (vN × D)
-    logits = contrast @ contrast.T / temperature
-    logits = logits - logits.max(dim=1, keepdim=True).values.detach()
-    lab = labels.repeat(v)
-    positives = (lab[:, None] == lab[None, :]).float()
+    n, v, _ = features.shape[-3:]
+    contrast = torch.cat(torch.unbind(features, dim=-2), dim=-2)  # (... × vN × D)
+    logits = contrast @ contrast.mT / temperature
+    logits = logits - logits.max(dim=-1, keepdim=True).values.detach()
+    lab = labels.repeat(*([1] * (labels.ndim - 1)), v)
+    positives = (lab[..., :, None] == lab[..., None, :]).float()
     self_mask = torch.eye(v * n, device=features.device, dtype=positives.dtype)
     positives = positives * (1 - self_mask)
     exp = torch.exp(logits) * (1 - self_mask)
-    log_prob = logits - torch.log(exp.sum(1, keepdim=True))
-    mean_pos = (positives * log_prob).sum(1) / positives.sum(1).clamp_min(1.0)
-    return -(temperature / base_temperature) * mean_pos.mean()
+    log_prob = logits - torch.log(exp.sum(-1, keepdim=True))
+    mean_pos = (positives * log_prob).sum(-1) / positives.sum(-1).clamp_min(1.0)
+    return -(temperature / base_temperature) * mean_pos.mean(-1)
 
 
 def distance_loss(embeddings: Sequence[torch.Tensor], *, normalized: bool = True) -> torch.Tensor:
@@ -229,21 +230,26 @@ def distance_loss(embeddings: Sequence[torch.Tensor], *, normalized: bool = True
     diverged (embedding norms ×25 in five epochs, source accuracy at chance), so by
     default the halves are L2-normalised first, which bounds the term (a deviation).
     """
-    out = embeddings[0].new_zeros(())
+    out = embeddings[0].new_zeros(embeddings[0].shape[:-2])
     for e in embeddings:
-        half = e.shape[1] // 2
-        a, b = e[:, :half], e[:, half:]
+        half = e.shape[-1] // 2
+        a, b = e[..., :half], e[..., half:]
         if normalized:
-            a, b = F.normalize(a, dim=1), F.normalize(b, dim=1)
-        out = out - F.mse_loss(a, b)
+            a, b = F.normalize(a, dim=-1), F.normalize(b, dim=-1)
+        out = out - (a - b).square().mean(dim=(-2, -1))
     return out / len(embeddings)
 
 
 def translation_loss(model: MultimodalNet, embeddings: Sequence[torch.Tensor]) -> torch.Tensor:
     """Mean over ordered pairs of ``‖ T_ab(e_a)/‖·‖ − e_b/‖e_b‖ ‖``, batch-averaged."""
+    sources = [embeddings[a] for a, _ in model.pairs]
+    if hasattr(model.translators, "apply_each"):  # stacked runs: every pair at once
+        outs = model.translators.apply_each(sources)
+    else:
+        outs = [net(x) for net, x in zip(model.translators, sources, strict=True)]
     terms = []
-    for (a, b), net in zip(model.pairs, model.translators, strict=True):
-        pred = F.normalize(net(embeddings[a]), dim=1)
-        goal = F.normalize(embeddings[b], dim=1)
-        terms.append(torch.linalg.vector_norm(pred - goal, dim=1).mean())
-    return torch.stack(terms).mean()
+    for (_, b), out in zip(model.pairs, outs, strict=True):
+        pred = F.normalize(out, dim=-1)
+        goal = F.normalize(embeddings[b], dim=-1)
+        terms.append(torch.linalg.vector_norm(pred - goal, dim=-1).mean(-1))
+    return torch.stack(terms).mean(0)

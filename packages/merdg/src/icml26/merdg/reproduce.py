@@ -23,11 +23,12 @@ from pathlib import Path
 
 import numpy as np
 
+from icml26.merdg.batched import Job, train_many
 from icml26.merdg.data import CoOccConfig, lodo_split, simulate_cooccurrence
 from icml26.merdg.mer import MERConfig
 from icml26.merdg.models import ModelConfig
 from icml26.merdg.probe import ProbeConfig, probe_model
-from icml26.merdg.train import METHODS, Method, TrainConfig, train_method
+from icml26.merdg.train import METHODS, Method, TrainConfig
 from icml26.shared import (
     Check,
     Headline,
@@ -110,6 +111,8 @@ PRESETS = {
             "unimodal",
             "fusion+var",
             "fusion+logdet",
+            "fusion+mixstyle",
+            "fusion+rsc",
         ),
         probe_methods=("fusion+mer", "fusion", "simmmdg+mer", "simmmdg"),
         modality_sets=((0, 1), (0, 2), (1, 2), (0, 1, 2)),
@@ -142,6 +145,80 @@ def _fits_batch(config: Config, n_sources: int) -> None:
         )
 
 
+def make_split(
+    config: Config, seed: int, target: int, modalities: tuple[int, ...], sim: CoOccConfig
+):
+    """The simulated leave-one-domain-out split of (seed, target, modality set, simulator)."""
+    data = simulate_cooccurrence(
+        sim, target=target, rng=numpy_rng(seed, "sim", f"{target}", f"{sim.rho}")
+    )
+    data = data.select_modalities(modalities)
+    split = lodo_split(
+        data, target, val_fraction=config.val_fraction, rng=numpy_rng(seed, "split", f"{target}")
+    )
+    _fits_batch(config, len(split.sources))
+    return split
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One training run of a reproduction: a method on a (target, modality set, ρ) split."""
+
+    target: int
+    modalities: tuple[int, ...]
+    method: Method
+    sim: CoOccConfig
+    control: bool = False
+    probe: bool = False
+
+
+def run_cells(config: Config, seed: int, cells: list[Cell], *, tick=None) -> list[dict]:
+    """Train every cell (stacked by architecture, :func:`icml26.merdg.batched.train_many`)
+    and return one record per cell; failed runs become records with an ``error``."""
+    splits: dict[tuple, object] = {}
+    jobs = []
+    for c in cells:
+        key = (c.target, c.modalities, c.sim)
+        if key not in splits:
+            splits[key] = make_split(config, seed, c.target, c.modalities, c.sim)
+        jobs.append(Job(c.method, splits[key], seed=derive_seed(seed, "train", f"{c.target}")))
+    t0 = time.process_time()
+    results = train_many(jobs, config.train, device=config.device, progress_callback=tick)
+    cpu_per_run = (time.process_time() - t0) / max(len(cells), 1)
+    records = []
+    for c, job, res in zip(cells, jobs, results, strict=True):
+        base = {"seed": seed, "target": c.target, "method": c.method.name}
+        if c.control:
+            base["control"] = True
+        if isinstance(res, Exception):  # reported as data, never hidden
+            log.warning("%s failed on target %d: %s", c.method.name, c.target, res)
+            records.append({**base, "error": str(res)})
+            continue
+        rec = {
+            **base,
+            "modalities": list(c.modalities),
+            "rho": c.sim.rho,
+            "target_acc": res.last_test_acc,
+            "selected_acc": res.selected_test_acc,
+            "oracle_acc": res.oracle_test_acc,
+            "val_acc": res.last_val_acc,
+            "epochs": res.epochs,
+            "stopping": res.stopping,
+            "cpu_seconds": cpu_per_run,  # the CPU time of all cells of the call, shared out
+            "curves": {
+                "train_loss": res.train_loss,
+                "val_acc": res.val_acc,
+                "test_acc": res.test_acc,
+            },
+        }
+        if c.probe:
+            rec.update(
+                probe_model(res.model, job.split, config.probe, seed=derive_seed(seed, "probe"))
+            )
+        records.append(rec)
+    return records
+
+
 def run_split(
     config: Config,
     seed: int,
@@ -155,53 +232,8 @@ def run_split(
 ) -> list[dict]:
     """Every method on one (seed, modality set, target) split; one record per method."""
     sim = sim or config.sim
-    data = simulate_cooccurrence(
-        sim, target=target, rng=numpy_rng(seed, "sim", f"{target}", f"{sim.rho}")
-    )
-    data = data.select_modalities(modalities)
-    split = lodo_split(
-        data, target, val_fraction=config.val_fraction, rng=numpy_rng(seed, "split", f"{target}")
-    )
-    _fits_batch(config, len(split.sources))
-    records = []
-    for method in methods:
-        t0 = time.perf_counter()
-        try:
-            res = train_method(
-                method, split, config.train, seed=derive_seed(seed, "train", f"{target}"),
-                device=config.device,
-            )  # fmt: skip
-        except (FloatingPointError, RuntimeError) as err:  # reported as data, never hidden
-            log.warning("%s failed on target %d: %s", method.name, target, err)
-            records.append(
-                {"seed": seed, "target": target, "method": method.name, "error": str(err)}
-            )
-            continue
-        rec = {
-            "seed": seed,
-            "target": target,
-            "modalities": list(modalities),
-            "rho": sim.rho,
-            "method": method.name,
-            "target_acc": res.last_test_acc,
-            "selected_acc": res.selected_test_acc,
-            "oracle_acc": res.oracle_test_acc,
-            "val_acc": res.last_val_acc,
-            "epochs": res.epochs,
-            "stopping": res.stopping,
-            "seconds": time.perf_counter() - t0,
-            "curves": {
-                "train_loss": res.train_loss,
-                "val_acc": res.val_acc,
-                "test_acc": res.test_acc,
-            },
-        }
-        if method.name in probe_methods:
-            rec.update(probe_model(res.model, split, config.probe, seed=derive_seed(seed, "probe")))
-        records.append(rec)
-        if tick is not None:
-            tick()
-    return records
+    cells = [Cell(target, modalities, m, sim, probe=m.name in probe_methods) for m in methods]
+    return run_cells(config, seed, cells, tick=tick)
 
 
 METRICS = (
@@ -242,21 +274,18 @@ def run(config: Config, seed: int, out: Path) -> Report:
     control = config.control_rho is not None and config.control_methods
     ctl_methods = [METHODS[m] for m in config.control_methods] if control else []
     total = len(config.modality_sets) * len(targets) * (len(methods) + len(ctl_methods))
-    records: list[dict] = []
+    cells = []
+    for mods in config.modality_sets:
+        for target in targets:
+            for m in methods:
+                cells.append(
+                    Cell(target, mods, m, config.sim, probe=m.name in config.probe_methods)
+                )
+            if control:
+                ctl = replace(config.sim, rho=config.control_rho)
+                cells += [Cell(target, mods, m, ctl, control=True) for m in ctl_methods]
     with torch_threads(config.threads), progress(total=total, desc=f"merdg seed {seed}") as bar:
-        for mods in config.modality_sets:
-            for target in targets:
-                records += run_split(
-                    config, seed, target, mods, methods,
-                    probe_methods=config.probe_methods, tick=lambda: bar.update(1),
-                )  # fmt: skip
-                if control:
-                    ctl = replace(config.sim, rho=config.control_rho)
-                    for rec in run_split(
-                        config, seed, target, mods, ctl_methods, sim=ctl, tick=lambda: bar.update(1)
-                    ):
-                        rec["control"] = True
-                        records.append(rec)
+        records = run_cells(config, seed, cells, tick=lambda: bar.update(1))
     multi = len(config.modality_sets) > 1
 
     def groups(rec: dict) -> list[str]:

@@ -26,6 +26,7 @@ import torch
 import torch.nn.functional as F
 
 from icml26.merdg.data import LODOSplit, MultimodalData
+from icml26.merdg.dg import DG_METHODS, mixstyle, rsc_mask
 from icml26.merdg.mer import MERConfig, mer_penalty
 from icml26.merdg.models import (
     ModelConfig,
@@ -56,6 +57,11 @@ class Method:
     arch: str  # "fusion", "simmmdg" or "unimodal"
     mer: bool = False
     mer_config: MERConfig | None = None  # None: TrainConfig.mer
+    dg: str | None = None  # a unimodal DG baseline inside fusion: "mixstyle" or "rsc"
+
+    def __post_init__(self) -> None:
+        if self.dg is not None and (self.dg not in DG_METHODS or self.arch != "fusion"):
+            raise ValueError(f"dg must be one of {DG_METHODS} on the fusion architecture")
 
 
 METHODS: dict[str, Method] = {
@@ -69,6 +75,9 @@ METHODS: dict[str, Method] = {
     "fusion+logdet": Method(
         "fusion+logdet", "fusion", mer=True, mer_config=MERConfig(alpha_marg=0.0)
     ),
+    # unimodal DG baselines of SimMMDG's tables (icml26.merdg.dg)
+    "fusion+mixstyle": Method("fusion+mixstyle", "fusion", dg="mixstyle"),
+    "fusion+rsc": Method("fusion+rsc", "fusion", dg="rsc"),
 }
 
 
@@ -204,6 +213,75 @@ def _tensors(data: MultimodalData, device: torch.device) -> tuple[list[torch.Ten
     return xs, torch.as_tensor(data.labels, device=device)
 
 
+def cross_entropy(logits: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+    """Batch-mean cross-entropy; stacked (K × N × C) logits give one value per model."""
+    if logits.ndim == 2:
+        return F.cross_entropy(logits, y)
+    flat = F.cross_entropy(logits.flatten(0, -2), y.flatten(), reduction="none")
+    return flat.view(y.shape).mean(-1)
+
+
+def apply_each(modules, inputs: Sequence[torch.Tensor]) -> list[torch.Tensor]:
+    """``[m(x) for m, x in zip(modules, inputs)]``; stacked module lists run every slot in
+    one batched call (``icml26.merdg.batched``)."""
+    if hasattr(modules, "apply_each"):
+        return modules.apply_each(inputs)
+    return [m(x) for m, x in zip(modules, inputs, strict=True)]
+
+
+def _embed_mixstyle(model: MultimodalNet, xs: Sequence[torch.Tensor]) -> list[torch.Tensor]:
+    """Encoder embeddings with MixStyle after each encoder's first hidden layer."""
+    model._check(xs)
+    out = []
+    for enc, x in zip(model.encoders, xs, strict=True):
+        h = enc[1](enc[0](x))
+        h = mixstyle(h)
+        for layer in list(enc)[2:]:
+            h = layer(h)
+        out.append(h)
+    return out
+
+
+def objective(
+    model,
+    xs: Sequence[torch.Tensor],
+    y: torch.Tensor,
+    cfg: TrainConfig,
+    mer_fn=None,
+    dg: str | None = None,
+):
+    """The official composition of the loss of ``model.arch``; ``mer_fn(features)`` is the
+    MER penalty of a list of per-modality features (None: no MER); ``dg`` a unimodal DG
+    baseline of :mod:`icml26.merdg.dg` inside the fusion model (training only).
+
+    ``model`` is a :class:`MultimodalNet` (2-D batches, a scalar loss) or a stack of K
+    independent copies (``icml26.merdg.batched``: K × N × d batches, one loss per copy).
+    """
+    emb = _embed_mixstyle(model, xs) if dg == "mixstyle" and model.training else model.embed(xs)
+    if model.arch == "unimodal":
+        return sum(cross_entropy(h, y) for h in apply_each(model.heads, emb))
+    if dg == "rsc" and model.training:
+        fused = torch.cat(list(emb), dim=-1)
+        logits = model.fusion(fused * rsc_mask(model.fusion, fused, y))
+    else:
+        logits = model.logits_from(emb)
+    loss = cfg.alpha_ce * cross_entropy(logits, y)
+    if model.arch == "fusion":
+        if mer_fn is not None:  # MER on the un-normalised projections z_m = proj_m(e_m)
+            z = apply_each(model.proj, emb)
+            loss = loss + mer_fn(z)
+        return loss
+    half = model.config.embed_dim // 2
+    shared = apply_each(model.proj_shared, [e[..., :half] for e in emb])
+    loss = loss + cfg.alpha_trans * translation_loss(model, emb)
+    loss = loss + cfg.alpha_contrast * supcon_loss(torch.stack(shared, dim=-2), y, cfg.temperature)
+    loss = loss + cfg.alpha_distance * distance_loss(emb, normalized=cfg.distance_normalized)
+    if mer_fn is not None:  # MER on the L2-normalised shared AND specific projections
+        specific = apply_each(model.proj_specific, [e[..., half:] for e in emb])
+        loss = loss + mer_fn(shared + specific)
+    return loss
+
+
 def method_loss(
     model: MultimodalNet,
     method: Method,
@@ -212,25 +290,9 @@ def method_loss(
     cfg: TrainConfig,
 ) -> torch.Tensor:
     """The training objective of ``method`` on one batch (the official composition)."""
-    emb = model.embed(xs)
-    if model.arch == "unimodal":
-        return sum(F.cross_entropy(h(e), y) for h, e in zip(model.heads, emb, strict=True))
-    loss = cfg.alpha_ce * F.cross_entropy(model.logits_from(emb), y)
     mer_cfg = method.mer_config or cfg.mer
-    if model.arch == "fusion":
-        if method.mer:  # MER on the un-normalised projections z_m = proj_m(e_m)
-            z = [p(e) for p, e in zip(model.proj, emb, strict=True)]
-            loss = loss + mer_penalty(z, mer_cfg)
-        return loss
-    half = model.config.embed_dim // 2
-    shared = [p(e[:, :half]) for p, e in zip(model.proj_shared, emb, strict=True)]
-    loss = loss + cfg.alpha_trans * translation_loss(model, emb)
-    loss = loss + cfg.alpha_contrast * supcon_loss(torch.stack(shared, dim=1), y, cfg.temperature)
-    loss = loss + cfg.alpha_distance * distance_loss(emb, normalized=cfg.distance_normalized)
-    if method.mer:  # MER on the L2-normalised shared AND specific projections
-        specific = [p(e[:, half:]) for p, e in zip(model.proj_specific, emb, strict=True)]
-        loss = loss + mer_penalty(shared + specific, mer_cfg)
-    return loss
+    mer_fn = (lambda z: mer_penalty(z, mer_cfg)) if method.mer else None
+    return objective(model, xs, y, cfg, mer_fn, method.dg)
 
 
 @torch.no_grad()
