@@ -67,7 +67,9 @@ CHILD = textwrap.dedent(
         trained = rss_mib()
         if encode == "1":
             model.fit_diffusion(adata, condition_keys=("cell_type",), seed=0)
+        after_dit = rss_mib() if encode == "1" else None
     print(json.dumps({
+        "rss_after_diffusion_mib": after_dit,
         "mode": mode, "rss_before_data_mib": base, "rss_after_load_mib": loaded,
         "rss_after_autoencoder_mib": trained, "peak_rss_mib": rss_mib(),
         "cpu_s": time.process_time() - t0, "fitted_diffusion": encode == "1",
@@ -148,16 +150,18 @@ def main() -> None:
         f"{args.cells} cells × {args.genes} genes, {sizes['nnz']} non-zeros "
         f"(CSR {sizes['csr_mib']:.0f} MiB, dense float32 {sizes['dense_mib']:.0f} MiB)",
         "",
-        "| mode | RSS after load (MiB) | RSS after autoencoder | peak RSS | CPU s |",
-        "|---|---|---|---|---|",
+        "| mode | RSS after load (MiB) | RSS after autoencoder | after DiT | peak RSS | CPU s |",
+        "|---|---|---|---|---|---|",
     ]
     for r in rows:
         if "error" in r:
-            lines.append(f"| {r['mode']} | error: {r['error']} | | | |")
+            lines.append(f"| {r['mode']} | error: {r['error']} | | | | |")
             continue
+        dit = r.get("rss_after_diffusion_mib")
         lines.append(
             f"| {r['mode']} | {r['rss_after_load_mib']:.0f} | "
-            f"{r['rss_after_autoencoder_mib']:.0f} | {r['peak_rss_mib']:.0f} | {r['cpu_s']:.0f} |"
+            f"{r['rss_after_autoencoder_mib']:.0f} | {'—' if dit is None else f'{dit:.0f}'} | "
+            f"{r['peak_rss_mib']:.0f} | {r['cpu_s']:.0f} |"
         )
     (OUT / f"{name}.md").write_text("\n".join(lines) + "\n")
     print("\n".join(lines))

@@ -149,3 +149,31 @@ def test_backed_h5ad_rejects_values_that_are_not_counts(tmp_path):
     ad.AnnData(X=x).write_h5ad(tmp_path / "bad.h5ad")
     with pytest.raises(ValueError, match="non-integer"):
         read_h5ad(tmp_path / "bad.h5ad", backed=True)
+
+
+def test_dense_float32_counts_are_used_in_place_and_never_modified():
+    import anndata as ad
+
+    from icml26.scldm.data import RowBatches, _check_count_values
+
+    x = np.arange(24, dtype=np.float32).reshape(6, 4) + 1.0
+    adata = ad.AnnData(X=x.copy())
+    counts = counts_matrix(adata, keep_sparse=True)
+    assert counts is adata.X  # no second dense copy on the training path
+    batch = RowBatches(counts)[slice(0, 3)]
+    batch += 100.0  # a batch is its own memory: the AnnData is untouched
+    np.testing.assert_array_equal(adata.X, x)
+    # not float32, or not exactly whole: a rounded float32 copy, as before
+    half = ad.AnnData(X=x.astype(np.float64))
+    assert counts_matrix(half, keep_sparse=True) is not half.X
+    near = ad.AnnData(X=x + np.float32(1e-7))
+    assert counts_matrix(near, keep_sparse=True) is not near.X
+    assert counts_matrix(adata) is not adata.X  # the dense default stays a copy
+    # the value check runs in chunks: a bad value in the last chunk is still found
+    bad = np.ones(1000, dtype=np.float32)
+    bad[-1] = 0.5
+    with pytest.raises(ValueError, match="non-integer"):
+        _check_count_values(bad, "x", chunk=64)
+    bad[-1] = -1.0
+    with pytest.raises(ValueError, match="negative"):
+        _check_count_values(bad, "x", chunk=64)

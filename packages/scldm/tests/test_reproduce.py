@@ -31,7 +31,8 @@ REDUCED = dataclasses.replace(
     ae_epochs=2,
     ae_batch_size=128,
     ae_max_steps=20,  # the convergence rule, capped
-    dit_steps=40,
+    dit_max_steps=40,  # the DiT's rule, capped
+    dit_window=10,
     mlp_epochs=2,
     solver_steps=4,
     scvi=False,
@@ -51,6 +52,7 @@ def test_reduced_run_computes_every_table_and_check(tmp_path):
         assert 0.0 <= report.stat(method, "type_acc", G_TYPE).mean <= 1.0
     assert report.stat("control cells (no effect)", "mmd", G_PERT).mean >= 0
     assert report.stat("scLDM", "mmd", G_UNCOND).mean >= 0
+    assert 0 < report.stat("scLDM", "dit_steps", G_UNCOND).mean <= REDUCED.dit_max_steps
     for method in ("scLDM", "MLP VAE", PCA_EMBED):
         assert 0.0 <= report.stat(method, "knn_type_acc", G_EMBED).mean <= 1.0
     checks = judge(report, REDUCED)
@@ -62,8 +64,8 @@ def test_reduced_run_computes_every_table_and_check(tmp_path):
 @pytest.mark.slow  # ~10 s of CPU: encodes 700 cells × 765 genes four times
 def test_reduced_pbmc_run_uses_the_real_cells(tmp_path):
     config = dataclasses.replace(
-        PRESETS["pbmc"], ae_max_steps=6, dit_steps=10, mlp_epochs=2, solver_steps=2,
-        scvi=False, umap=False, n_pcs=10,
+        PRESETS["pbmc"], ae_max_steps=6, dit_max_steps=10, dit_window=5, mlp_epochs=2,
+        solver_steps=2, scvi=False, umap=False, n_pcs=10,
     )  # fmt: skip
     report = Report.merge([run(config, 0, tmp_path)])
     assert G_PERT not in report.groups
@@ -76,6 +78,8 @@ def test_reduced_pbmc_run_uses_the_real_cells(tmp_path):
 
 def test_presets_are_registered():
     assert set(PAPER.presets) == {"smoke", "pbmc", "paper"}
+    for config in PAPER.presets.values():  # both stages stop by their convergence rules
+        assert config.ae_max_steps is not None and config.dit_max_steps is not None
     assert PAPER.presets["paper"].n_genes >= 2000 and PAPER.presets["smoke"].n_genes <= 500
 
 

@@ -81,8 +81,19 @@ def counts_matrix(
         _check_nonempty(adata, out, allow_empty_cells)
         return out
     values = x.data if sparse.issparse(x) else np.asarray(x)
-    _check_count_values(values, where)
-    if sparse.issparse(x) and keep_sparse:
+    exact = _check_count_values(values, where)
+    if (
+        keep_sparse
+        and exact
+        and isinstance(x, np.ndarray)
+        and x.dtype == np.float32
+        and x.ndim == 2
+        and x.flags.c_contiguous
+    ):
+        # already float32 whole numbers: the caller's array itself, read only (training,
+        # embedding and reconstruction copy one batch of rows at a time), no second copy
+        out = x
+    elif sparse.issparse(x) and keep_sparse:
         out = sparse.csr_matrix(x, dtype=np.float32, copy=True)
         out.data = np.round(out.data)
     else:
@@ -96,22 +107,32 @@ def counts_matrix(
     return out
 
 
-def _check_count_values(values: np.ndarray, where: str) -> None:
+def _check_count_values(values: np.ndarray, where: str, chunk: int = 1 << 20) -> bool:
+    """Raise unless ``values`` are counts; True when every value is a whole number exactly.
+
+    Checked ``chunk`` values at a time, so the temporaries stay small for a large dense
+    matrix."""
     if values.dtype.kind not in "biuf":
         raise TypeError(f"{where} must be numeric, got dtype {values.dtype}")
-    if values.size:
-        if not np.all(np.isfinite(values)):
+    flat = values.reshape(-1)
+    exact = True
+    for start in range(0, flat.size, chunk):
+        part = flat[start : start + chunk]
+        if not np.all(np.isfinite(part)):
             raise ValueError(f"{where} contains NaN or inf; expected raw counts")
-        if values.min() < 0:
+        if part.min() < 0:
             raise ValueError(
                 f"{where} has negative values (min {values.min()}); expected raw counts"
             )
-        frac = np.abs(values - np.round(values))
-        if frac.max() > 1e-6:
+        frac = np.abs(part - np.round(part))
+        worst = frac.max()
+        if worst > 1e-6:
             raise ValueError(
-                f"{where} has non-integer values (e.g. {values.ravel()[np.argmax(frac)]}); "
+                f"{where} has non-integer values (e.g. {part[np.argmax(frac)]}); "
                 "expected raw counts, not normalised or log-transformed data"
             )
+        exact = exact and worst == 0
+    return exact
 
 
 def _check_nonempty(adata: Any, counts: Any, allow_empty_cells: bool) -> None:
@@ -175,6 +196,8 @@ def dense_rows(counts: Any, rows: Any) -> np.ndarray:
     block = counts[rows]
     if sparse.issparse(block):
         block = block.toarray()
+    elif isinstance(block, np.ndarray) and not block.flags.owndata:
+        block = np.array(block, dtype=np.float32)  # never a view of the caller's matrix
     return np.ascontiguousarray(block, dtype=np.float32)
 
 

@@ -117,10 +117,11 @@ class Config:
     dit_layers: int = 2
     dit_heads: int = 4
     # trained to a convergence rule on the flow-matching training loss: the mean of
-    # dit_window steps has not improved by dit_min_delta for dit_patience windows (then the
-    # schedule's decay), at most dit_max_steps steps; None: dit_steps fixed steps
-    dit_steps: int = 2000  # the brief's smoke budget
-    dit_max_steps: int | None = None
+    # dit_window steps has not improved by a relative dit_min_delta for dit_patience windows
+    # (then the schedule's decay), at most dit_max_steps steps (twice the brief's smoke
+    # budget of 2,000 steps); None: dit_steps fixed steps
+    dit_steps: int = 2000
+    dit_max_steps: int | None = 4000
     dit_window: int = 250
     dit_patience: int = 3
     dit_min_delta: float = 1e-2
@@ -185,6 +186,8 @@ PRESETS = {
         dit_layers=8,
         dit_heads=8,
         dit_steps=100_000,
+        dit_max_steps=100_000,  # the rule, capped at the released step budget
+        dit_window=1000,
         cfg_dropout=0.8,
         solver="dopri5",
         solver_steps=50,
