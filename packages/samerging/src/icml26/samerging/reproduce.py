@@ -504,17 +504,17 @@ class MiniLMConfig:
     """The MiniLM suite (:mod:`icml26.samerging.minilm`): tasks, sizes and training."""
 
     tasks: tuple[str, ...] = ("compare", "sum-parity", "bigger-subject", "sentiment")
-    sizes: tuple[int, int, int] = (512, 128, 256)  # train, val, test per task
+    sizes: tuple[int, int, int] = (256, 64, 128)  # train, val, test per task
     head: TrainConfig = field(
         default_factory=lambda: TrainConfig(
             lr=1e-2, batch_size=256, window=5, min_delta=1e-3, cap=300
         )
     )
     expert: TrainConfig = field(
-        default_factory=lambda: TrainConfig(lr=1e-4, batch_size=32, window=8, cap=120)
+        default_factory=lambda: TrainConfig(lr=1e-4, batch_size=32, window=6, cap=64)
     )
     lora: TrainConfig = field(
-        default_factory=lambda: TrainConfig(lr=1e-3, batch_size=32, window=8, cap=120)
+        default_factory=lambda: TrainConfig(lr=1e-3, batch_size=32, window=6, cap=64)
     )
     lora_rank: int = 8
     lora_alpha: float = 16.0
