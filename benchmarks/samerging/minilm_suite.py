@@ -17,6 +17,7 @@ import argparse
 import json
 import time
 from collections import defaultdict
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -29,9 +30,17 @@ def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--seeds", type=int, nargs="+", default=[100])
     ap.add_argument("--no-literal", action="store_true", help="skip the literal sign reading")
+    ap.add_argument("--cap", type=int, help="experts' step cap (default: MiniLMConfig's)")
+    ap.add_argument("--sizes", type=int, nargs=3, help="train, val, test sentences per task")
     ap.add_argument("--out", type=Path)
     args = ap.parse_args(argv)
     mc = MiniLMConfig(literal=not args.no_literal)
+    if args.cap:
+        mc = replace(
+            mc, expert=replace(mc.expert, cap=args.cap), lora=replace(mc.lora, cap=args.cap)
+        )
+    if args.sizes:
+        mc = replace(mc, sizes=tuple(args.sizes))
     config = PRESETS["smoke"]
     per: dict = defaultdict(lambda: defaultdict(list))
     stops: list[dict] = []
