@@ -3,9 +3,9 @@
 Side by side in one process, on the same checkpoints:
 
 * Digits MLP — the smoke suite's base and experts (seed 0), N = 2 and 8;
-* MiniLM-shaped — a BERT encoder state dict of MiniLM-L6's shapes (hidden 384, 6 layers,
-  intermediate 1536; random weights, no download), experts = base + small random task
-  vectors; timing and memory only (``--minilm``).
+* MiniLM — the real all-MiniLM-L6-v2 encoder (extra ``minilm``; without it a random state
+  dict of its shapes), experts = base + small random task vectors; timing and memory
+  only (``--minilm``).
 
 Reported: max |our TIES − fusion-bench TIES| over all tensors (same trim 20 %, disjoint
 mean, λ = 0.3), wall time as the best of ``--repeats`` runs and the ratio, and peak
@@ -74,6 +74,23 @@ def best_time(fn, repeats: int) -> float:
     return min(times)
 
 
+def minilm_real(n_experts: int, seed: int = 0):
+    """The real all-MiniLM-L6-v2 encoder (extra ``minilm``) and base + small random vectors."""
+    from safetensors.torch import load_file
+
+    from icml26.samerging.minilm import model_dir
+
+    path = BertPath(num_layers=6)
+    full = load_file(model_dir() / "model.safetensors")
+    base = {k: full[k] for k in path.keys}
+    g = torch.Generator().manual_seed(seed)
+    experts = [
+        {k: v + 1e-3 * torch.randn(v.shape, generator=g) for k, v in base.items()}
+        for _ in range(n_experts)
+    ]
+    return base, experts, path
+
+
 def minilm_like(n_experts: int, seed: int = 0):
     g = torch.Generator().manual_seed(seed)
     h, inter, layers = 384, 1536, 6
@@ -134,9 +151,15 @@ def main() -> None:
         for n in (2, 8):
             bench("Digits MLP", suite.base, suite.experts[:n], suite.path, args.repeats, rows)
         if args.minilm:
+            from icml26.samerging.minilm import available
+
             for n in args.minilm_experts:
-                b, ex, path = minilm_like(n)
-                bench("MiniLM-shaped (random)", b, ex, path, args.repeats, rows)
+                if available():
+                    b, ex, path = minilm_real(n)
+                    bench("MiniLM-L6 encoder", b, ex, path, args.repeats, rows)
+                else:
+                    b, ex, path = minilm_like(n)
+                    bench("MiniLM-shaped (random)", b, ex, path, args.repeats, rows)
     keys = list(rows[0])
     print("| " + " | ".join(keys) + " | ours/fusion-bench time | SA/TIES time | SA/TIES peak |")
     print("|" + "---|" * (len(keys) + 3))
