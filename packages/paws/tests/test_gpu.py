@@ -38,3 +38,17 @@ def test_transformer_advantage_on_cuda(pairs):
     fit = fit_advantage(pairs, AdvantageConfig(kind="transformer", cap=30), seed=0, device=dev)
     o, a = pairs.segments()
     assert np.all(np.isfinite(fit.model.segment(o, a)))
+
+
+@pytest.mark.gpu
+def test_iql_baselines_on_cuda(pairs, episodes):
+    from icml26.paws import IPLConfig, IQLConfig, ipl, pt_iql
+
+    dev = _cuda()
+    iql = IQLConfig(cap=50, batch_size=1024)
+    pol = PolicyConfig(cap=30, batch_size=1024)
+    fit, info = pt_iql(pairs, episodes, iql, pol, advantage_config=AdvantageConfig(cap=30),
+                       seed=0, device=dev)  # fmt: skip
+    assert next(fit.policy.parameters()).is_cuda and info["critic_plateau"]["steps"] <= 50
+    fit, _ = ipl(pairs, episodes, IPLConfig(iql=iql, cap=50), pol, seed=0, device=dev)
+    assert np.all(np.isfinite(fit.policy.act(episodes.obs[:, 0])))

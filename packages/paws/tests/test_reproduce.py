@@ -4,6 +4,8 @@ import numpy as np
 import pytest
 
 from icml26.paws.advantage import AdvantageConfig
+from icml26.paws.baselines import IPLConfig
+from icml26.paws.iql import IQLConfig
 from icml26.paws.policy import PolicyConfig
 from icml26.paws.reproduce import ALL_METHODS, PAPER, PRESETS, Config, judge, run
 from icml26.shared import Report
@@ -11,6 +13,7 @@ from icml26.shared import Report
 TINY = Config(
     episodes=30, n_prefs=(40,), eval_episodes=6, lambda_grid=(1.0,), recut_pairs=50,
     advantage=AdvantageConfig(cap=60, val_patience=3), policy=PolicyConfig(cap=60),
+    iql=IQLConfig(cap=60), ipl=IPLConfig(cap=60),
 )  # fmt: skip
 
 

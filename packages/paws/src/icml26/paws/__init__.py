@@ -16,12 +16,16 @@ from icml26.paws.advantage import (
 )
 from icml26.paws.baselines import (
     CPLConfig,
+    IPLConfig,
     PIQLConfig,
     behaviour_cloning,
     biased_bce,
     cpl,
     filtered_bc,
+    ipl,
+    piql,
     piql_lite,
+    pt_iql,
 )
 from icml26.paws.data import (
     Episodes,
@@ -40,6 +44,7 @@ from icml26.paws.evaluation import (
     normalised_return,
     reference_returns,
 )
+from icml26.paws.iql import IQLConfig, fit_iql, iql_policy, transitions
 from icml26.paws.paws import PAWSConfig, PAWSResult, fit_paws, weighted_segments
 from icml26.paws.policy import (
     PolicyConfig,
@@ -49,6 +54,7 @@ from icml26.paws.policy import (
     load_policy,
     save_policy,
 )
+from icml26.paws.preference_transformer import PreferenceTransformer, relabel_episodes
 from icml26.paws.preferences import SegmentPairs, oracle_labels
 from icml26.paws.weights import (
     Temperature,
@@ -65,6 +71,8 @@ __all__ = [
     "CPLConfig",
     "Episodes",
     "Evaluation",
+    "IPLConfig",
+    "IQLConfig",
     "PAWSConfig",
     "PAWSResult",
     "PIQLConfig",
@@ -72,6 +80,7 @@ __all__ = [
     "PointMassConfig",
     "PolicyConfig",
     "PolicyFit",
+    "PreferenceTransformer",
     "SegmentAdvantage",
     "SegmentPairs",
     "TanhGaussianPolicy",
@@ -86,9 +95,12 @@ __all__ = [
     "expert_action",
     "filtered_bc",
     "fit_advantage",
+    "fit_iql",
     "fit_paws",
     "fit_weighted_mle",
     "implied_epsilon",
+    "ipl",
+    "iql_policy",
     "load_cpl_npz",
     "load_policy",
     "log_weights",
@@ -96,13 +108,17 @@ __all__ = [
     "neff_target",
     "normalised_return",
     "oracle_labels",
+    "piql",
     "piql_lite",
     "preference_bce",
+    "pt_iql",
     "reference_returns",
+    "relabel_episodes",
     "save_cpl_npz",
     "save_policy",
     "solve_temperature",
+    "transitions",
     "weighted_segments",
 ]
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"

@@ -157,8 +157,12 @@ def fit_advantage(
     *,
     seed: int = 0,
     device: str | torch.device | None = None,
+    model: nn.Module | None = None,
 ) -> AdvantageFit:
-    """Train A_φ on ``pairs`` by the preference BCE; returns the best held-out state."""
+    """Train A_φ on ``pairs`` by the preference BCE; returns the best held-out state.
+
+    ``model`` replaces A_φ by another segment scorer ``model(obs, act) -> (B,)`` trained by
+    the same loss and stopping rules (the Preference Transformer baseline uses it)."""
     if not isinstance(pairs, SegmentPairs):
         raise TypeError(f"pairs must be SegmentPairs, got {type(pairs).__name__}")
     c = config or AdvantageConfig()
@@ -172,10 +176,12 @@ def fit_advantage(
     obs = torch.as_tensor(pairs.obs, device=dev)
     act = torch.as_tensor(pairs.act, device=dev)
     y = torch.as_tensor(pairs.label, device=dev)
-    model = SegmentAdvantage(
-        pairs.obs_dim, pairs.act_dim, pairs.length, kind=c.kind, hidden=c.hidden,
-        alignment=pairs.alignment,
-    ).to(dev)  # fmt: skip
+    if model is None:
+        model = SegmentAdvantage(
+            pairs.obs_dim, pairs.act_dim, pairs.length, kind=c.kind, hidden=c.hidden,
+            alignment=pairs.alignment,
+        )  # fmt: skip
+    model = model.to(dev)
     opt = torch.optim.AdamW(model.parameters(), lr=c.lr, weight_decay=c.weight_decay)
     rule = Plateau(c.plateau_window, c.plateau_patience, c.plateau_min_delta, c.cap)
     tr = torch.as_tensor(tr_idx, device=dev)

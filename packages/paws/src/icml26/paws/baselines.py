@@ -14,13 +14,22 @@
 - **CPL+KL** (``research/algs/cpl_kl.py``): BC pre-training, a frozen copy as the
   reference, then the CPL loss on α·Σ_t (log π − log π_ref).
 
-Not implemented here (left open): Preference Transformer + IQL, IPL.
+- **P-IQL** (own IQL): the same per-step r_φ as P-IQL-lite, then IQL (:mod:`.iql`:
+  expectile V, twin-Q TD, AWR extraction with β = 3); d3rlpy's IQL is the benchmark peer.
+- **Preference Transformer + IQL** (Kim et al. 2023): the PT reward model
+  (:mod:`.preference_transformer`) trained on the same pairs, every behaviour step
+  relabelled with its non-Markovian r̂_t, then the same IQL.
+- **IPL** (Hejna & Sadigh 2023, IPL-IQL): no reward model; the implied reward of the
+  critic, r_Q(s, a) = Q(s, a) − γ V(s'), is fitted to the preferences by the Bradley–Terry
+  BCE on its segment sums plus a squared-reward regulariser (weight 0.5) on preference and
+  behaviour steps alike; V by IQL's expectile regression on the target critic; the policy
+  by IQL's AWR extraction. Stopped by the plateau of the preference + regulariser loss.
 """
 
 from __future__ import annotations
 
 import copy
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import torch
@@ -28,6 +37,13 @@ from torch.nn import functional as F
 
 from icml26.paws.advantage import AdvantageConfig, AdvantageFit, fit_advantage
 from icml26.paws.data import Episodes
+from icml26.paws.iql import (
+    Critic,
+    IQLConfig,
+    advantage_weights,
+    expectile_loss,
+    iql_policy,
+)
 from icml26.paws.networks import default_device, mlp
 from icml26.paws.policy import (
     PolicyConfig,
@@ -36,17 +52,23 @@ from icml26.paws.policy import (
     fit_weighted_mle,
     train_loop,
 )
+from icml26.paws.preference_transformer import PreferenceTransformer, relabel_episodes
 from icml26.paws.preferences import SegmentPairs
 from icml26.paws.weights import neff_target, solve_temperature
+from icml26.shared import Plateau
 
 __all__ = [
     "CPLConfig",
+    "IPLConfig",
     "PIQLConfig",
     "behaviour_cloning",
     "biased_bce",
     "cpl",
     "filtered_bc",
+    "ipl",
+    "piql",
     "piql_lite",
+    "pt_iql",
 ]
 
 
@@ -204,3 +226,135 @@ def cpl(
     summary, losses = train_loop(policy.parameters(), loss_fn, pc)
     policy.eval()
     return PolicyFit(policy=policy, plateau=summary, losses=losses)
+
+
+# -- P-IQL, Preference Transformer + IQL, IPL ------------------------------------------------
+def piql(
+    pairs: SegmentPairs,
+    episodes: Episodes,
+    config: IQLConfig | None = None,
+    policy_config: PolicyConfig | None = None,
+    *,
+    reward_model: AdvantageFit | None = None,
+    advantage_config: AdvantageConfig | None = None,
+    seed: int = 0,
+    device=None,
+) -> tuple[PolicyFit, dict]:
+    """P-IQL with the package's own IQL: the per-step preference reward r_φ (PAWS's A_φ
+    network when ``reward_model`` is given), every behaviour step relabelled, then IQL."""
+    fit = reward_model or fit_advantage(pairs, advantage_config, seed=seed, device=device)
+    reward = fit.model.per_step(episodes.obs, episodes.act)
+    return iql_policy(episodes, reward, config, policy_config, seed=seed, device=device)
+
+
+def pt_iql(
+    pairs: SegmentPairs,
+    episodes: Episodes,
+    config: IQLConfig | None = None,
+    policy_config: PolicyConfig | None = None,
+    *,
+    advantage_config: AdvantageConfig | None = None,
+    seed: int = 0,
+    device=None,
+) -> tuple[PolicyFit, dict]:
+    """Preference Transformer + IQL: PT trained by the preference BCE (same early stopping
+    as A_φ), behaviour steps relabelled with r̂_t, then IQL."""
+    torch.manual_seed(seed)
+    model = PreferenceTransformer(
+        pairs.obs_dim, pairs.act_dim, pairs.length, alignment=pairs.alignment
+    )
+    fit = fit_advantage(pairs, advantage_config, seed=seed, device=device, model=model)
+    reward = relabel_episodes(fit.model, episodes)
+    pol, info = iql_policy(episodes, reward, config, policy_config, seed=seed, device=device)
+    info.update(pt_val_accuracy=fit.val_accuracy, pt_stopped_by=fit.stopped_by,
+                pt_plateau=fit.plateau)  # fmt: skip
+    return pol, info
+
+
+@dataclass(frozen=True)
+class IPLConfig:
+    iql: IQLConfig = field(default_factory=IQLConfig)
+    reward_reg: float = 0.5  # weight of the squared implied reward
+    replay_weight: float = 0.5  # share of behaviour (unlabelled) steps in V and the regulariser
+    batch_pairs: int = 16
+    plateau_window: int = 100
+    plateau_patience: int = 5
+    plateau_min_delta: float = 0.01
+    cap: int = 3000
+
+    def __post_init__(self) -> None:
+        if self.reward_reg < 0 or not 0 <= self.replay_weight <= 1:
+            raise ValueError("need reward_reg ≥ 0 and replay_weight in [0, 1]")
+
+
+def ipl(
+    pairs: SegmentPairs,
+    episodes: Episodes,
+    config: IPLConfig | None = None,
+    policy_config: PolicyConfig | None = None,
+    *,
+    seed: int = 0,
+    device=None,
+) -> tuple[PolicyFit, dict]:
+    """IPL-IQL (module docstring). Each length-N preference segment gives N − 1
+    transitions (its last step has no next observation inside the segment)."""
+    c = config or IPLConfig()
+    q = c.iql
+    dev = default_device(device)
+    torch.manual_seed(seed)
+    gen = torch.Generator().manual_seed(seed)
+    po = torch.as_tensor(pairs.obs, device=dev)  # (n, 2, N, d)
+    pa = torch.as_tensor(pairs.act, device=dev)
+    y = torch.as_tensor(pairs.label, device=dev)
+    ro, ra = (torch.as_tensor(x, device=dev) for x in episodes.steps())
+    nxt = np.concatenate([episodes.obs[:, 1:], episodes.obs[:, -1:]], axis=1)
+    rn = torch.as_tensor(nxt.reshape(-1, nxt.shape[-1]), device=dev)
+    rterm = torch.zeros(episodes.obs.shape[:2], device=dev)
+    rterm[:, -1] = 1.0
+    rterm = rterm.reshape(-1)
+    critic = Critic(pairs.obs_dim, pairs.act_dim, q.hidden).to(dev)
+    q_opt = torch.optim.Adam(critic.q.parameters(), lr=q.lr)
+    v_opt = torch.optim.Adam(critic.v.parameters(), lr=q.lr)
+    rule = Plateau(c.plateau_window, c.plateau_patience, c.plateau_min_delta, c.cap)
+    n, length, d, a_dim = len(pairs), pairs.length, pairs.obs_dim, pairs.act_dim
+    w = c.replay_weight
+    while not rule.stopped:
+        b = torch.randint(0, n, (c.batch_pairs,), generator=gen).to(dev)
+        seg_o, seg_a = po[b], pa[b]  # (B, 2, N, ·)
+        fo = seg_o[:, :, :-1].reshape(-1, d)
+        fa = seg_a[:, :, :-1].reshape(-1, a_dim)
+        fn = seg_o[:, :, 1:].reshape(-1, d)
+        r_idx = torch.randint(0, ro.shape[0], (q.batch_size,), generator=gen).to(dev)
+        o_r, a_r, n_r, t_r = ro[r_idx], ra[r_idx], rn[r_idx], rterm[r_idx]
+        # V: expectile regression on the target critic, preference and behaviour steps
+        with torch.no_grad():
+            qf = critic.qs(fo, fa, target=True).min(dim=0).values
+            qr = critic.qs(o_r, a_r, target=True).min(dim=0).values
+        v_loss = (1 - w) * expectile_loss(qf - critic.value(fo), q.expectile) + (
+            w * expectile_loss(qr - critic.value(o_r), q.expectile)
+        )
+        v_opt.zero_grad()
+        v_loss.backward()
+        v_opt.step()
+        # Q: the inverse Bellman operator's implied reward fitted to the preferences
+        with torch.no_grad():
+            vf_next = critic.value(fn)
+            vr_next = (1 - t_r) * critic.value(n_r)
+        rf = critic.qs(fo, fa) - q.discount * vf_next  # (2, B·2·(N−1))
+        rr = critic.qs(o_r, a_r) - q.discount * vr_next
+        seg = rf.reshape(2, -1, 2, length - 1).sum(dim=-1)  # (ensemble, B, pair member)
+        logits = seg[:, :, 0] - seg[:, :, 1]
+        pref = F.binary_cross_entropy_with_logits(logits, y[b].expand_as(logits))
+        reg = (1 - w) * rf.square().mean() + w * rr.square().mean()
+        loss = pref + c.reward_reg * reg
+        q_opt.zero_grad()
+        loss.backward()
+        q_opt.step()
+        critic.update_target(q.polyak)
+        rule.update(float(loss.detach()))
+    critic.eval()
+    obs, act = episodes.steps()
+    weights = advantage_weights(critic, obs, act, q)
+    pol = fit_weighted_mle(obs, act, weights, policy_config, seed=seed, device=device)
+    return pol, {"critic_plateau": rule.summary(),
+                 "clipped_share": float(np.mean(weights >= q.max_weight))}  # fmt: skip

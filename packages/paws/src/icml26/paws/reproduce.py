@@ -20,14 +20,19 @@ import torch
 from icml26.paws.advantage import AdvantageConfig, fit_advantage
 from icml26.paws.baselines import (
     CPLConfig,
+    IPLConfig,
     PIQLConfig,
     behaviour_cloning,
     cpl,
     filtered_bc,
+    ipl,
+    piql,
     piql_lite,
+    pt_iql,
 )
 from icml26.paws.data import PointMass, PointMassConfig, behaviour_episodes, make_preferences
 from icml26.paws.evaluation import evaluate_policy, normalised_return, reference_returns
+from icml26.paws.iql import IQLConfig
 from icml26.paws.paws import PAWSConfig, fit_paws
 from icml26.paws.policy import PolicyConfig
 from icml26.shared import (
@@ -43,7 +48,10 @@ from icml26.shared import (
     torch_threads,
 )
 
-ALL_METHODS = ("BC", "filtered BC", "P-IQL-lite", "CPL", "CPL+KL", "PAWS", "PAWS per-step")
+ALL_METHODS = (
+    "BC", "filtered BC", "P-IQL-lite", "P-IQL", "PT+IQL", "IPL", "CPL", "CPL+KL", "PAWS",
+    "PAWS per-step",
+)  # fmt: skip
 METRIC = "normalised_return"
 
 
@@ -64,6 +72,8 @@ class Config:
     policy: PolicyConfig = field(default_factory=lambda: PolicyConfig(cap=2000))
     cpl: CPLConfig = field(default_factory=CPLConfig)
     piql: PIQLConfig = field(default_factory=PIQLConfig)
+    iql: IQLConfig = field(default_factory=IQLConfig)  # P-IQL, PT+IQL and IPL
+    ipl: IPLConfig = field(default_factory=IPLConfig)
     threads: int = 1
     device: str | None = "cpu"
 
@@ -115,6 +125,7 @@ def run(config: Config, seed: int, out: Path) -> Report:
     t0 = time.perf_counter()
     rows: list[Row] = []
     records: list[dict] = []
+    errors: list[str] = []
     env = PointMass(config.env)
     length = config.env.period
     dev = config.device
@@ -140,7 +151,8 @@ def run(config: Config, seed: int, out: Path) -> Report:
                             "epochs": adv.epochs, "plateau": adv.plateau})  # fmt: skip
             pc = config.policy
             paws_cfg = PAWSConfig(neff_fraction=config.neff_fraction, policy=pc)
-            for method in config.methods:
+
+            def train(method: str, pairs=pairs, adv=adv, pc=pc, paws_cfg=paws_cfg):
                 extra: dict[str, float] = {}
                 if method == "BC":
                     fit = behaviour_cloning(episodes, pc, seed=seed, device=dev)
@@ -152,6 +164,23 @@ def run(config: Config, seed: int, out: Path) -> Report:
                     fit, _info = piql_lite(pairs, episodes, config.piql, pc, reward_model=adv,
                                           seed=seed, device=dev)  # fmt: skip
                     act, plateau = fit.policy.act, fit.plateau
+                elif method == "P-IQL":
+                    fit, info = piql(pairs, episodes, config.iql, pc, reward_model=adv,
+                                     seed=seed, device=dev)  # fmt: skip
+                    act, plateau = fit.policy.act, fit.plateau
+                    extra = {"critic_steps": float(info["critic_plateau"]["steps"])}
+                elif method == "PT+IQL":
+                    fit, info = pt_iql(pairs, episodes, config.iql, pc,
+                                       advantage_config=config.advantage, seed=seed,
+                                       device=dev)  # fmt: skip
+                    act, plateau = fit.policy.act, fit.plateau
+                    extra = {"pt_val_accuracy": info["pt_val_accuracy"],
+                             "critic_steps": float(info["critic_plateau"]["steps"])}  # fmt: skip
+                elif method == "IPL":
+                    fit, info = ipl(pairs, episodes, replace(config.ipl, iql=config.iql), pc,
+                                    seed=seed, device=dev)  # fmt: skip
+                    act, plateau = fit.policy.act, fit.plateau
+                    extra = {"critic_steps": float(info["critic_plateau"]["steps"])}
                 elif method in ("CPL", "CPL+KL"):
                     ccfg = replace(config.cpl, kl=method == "CPL+KL")
                     fit = cpl(pairs, ccfg, pc, episodes=episodes, seed=seed, device=dev)
@@ -163,7 +192,15 @@ def run(config: Config, seed: int, out: Path) -> Report:
                     act, plateau = res.act, res.policy_fit.plateau
                     t = res.temperature
                     extra = {"n_eff": t.n_eff, "epsilon": t.epsilon, "lambda": t.lam}
-                value, failed = score(act)
+                return act, plateau, extra
+
+            for method in config.methods:
+                try:
+                    act, plateau, extra = train(method)
+                    value, failed = score(act)
+                except Exception as err:  # a failing learner is reported as data
+                    act, plateau, extra, value, failed = None, {}, {}, float("nan"), -1
+                    errors.append(f"seed {seed}, n={n}, {method}: {type(err).__name__}: {err}")
                 metrics = {METRIC: value, **extra}
                 if method == "PAWS":
                     metrics.update(adv_val_accuracy=adv.val_accuracy, recut_accuracy=recut_acc,
@@ -193,7 +230,9 @@ def run(config: Config, seed: int, out: Path) -> Report:
         "starts; R_expert is the scripted expert, R_random uniform random actions.",
         f"Reference returns (seed {seed}): random {r_rand:.3f}, expert {r_exp:.3f}.",
         "P-IQL-lite reuses PAWS's A_φ as its per-step reward (the same network, data and "
-        "BCE); its returns are Monte Carlo, not IQL's expectile TD.",
+        "BCE); its returns are Monte Carlo, not IQL's expectile TD. P-IQL uses the same "
+        "reward with IQL; PT+IQL the Preference Transformer's rewards with the same IQL.",
+        *(f"Failed: {e}" for e in errors),
     ]
     return Report(rows=rows, records=records, notes=notes, seeds=[seed],
                   wall_time_s=time.perf_counter() - t0)  # fmt: skip
@@ -287,9 +326,10 @@ PAPER = Paper(
         METRIC, higher_is_better=True, group="n=500", ignore=("PAWS *", "PAWS (Transformer)")
     ),
     default_seeds=3,
-    # measured wall time of one smoke seed on the shared 2-core machine at load average ~12
-    # (655 s and 916 s); the CPU time is a fraction of it
-    seconds_per_seed={"smoke": 900.0},
+    # wall time of one smoke seed on the shared 2-core machine: 655–916 s at load average
+    # ~12 in 0.1.0; 0.2.0's IQL baselines add about 90 s of CPU (≈ 400–850 s of wall at load
+    # ~20) at n = 500 and somewhat less at n = 50
+    seconds_per_seed={"smoke": 1500.0},
     code=None,
     authors=(
         "Aleksandar Taranovic, Onur Celik, Niklas Freymuth, Ge Li, Serge Thilges, Huy Le, "

@@ -1,0 +1,111 @@
+"""Smoke-scale offline run on locally generated Meta-World V3 data (extra ``metaworld``).
+
+Per task and seed: behaviour episodes from the scripted experts (cached as ``.npz`` under
+``--cache``; never regenerated when the file exists), oracle-labelled segment pairs on the
+dense V3 reward, then BC, filtered BC, P-IQL-lite, PAWS and its per-step ablation on the
+same pairs, and success % over ``--eval`` evaluation rollouts (± 2 SE over episodes):
+
+    uv run python benchmarks/paws/metaworld_smoke.py --tasks button-press-topdown-v3 --seeds 0
+
+These are not the paper's data (see the package README).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+
+from icml26.paws import (
+    PAWSConfig,
+    PolicyConfig,
+    behaviour_cloning,
+    filtered_bc,
+    fit_advantage,
+    fit_paws,
+    make_preferences,
+    piql_lite,
+)
+from icml26.paws.metaworld_data import (
+    load_metaworld_episodes,
+    metaworld_episodes,
+    metaworld_success,
+    save_metaworld_episodes,
+)
+from icml26.shared import numpy_rng, quiet_dependencies, torch_threads
+
+
+def one(task: str, seed: int, args) -> dict:
+    cache = Path(args.cache) / f"{task}-seed{seed}-E{args.episodes}-H{args.horizon}.npz"
+    t0 = time.process_time()
+    if cache.is_file():
+        data = load_metaworld_episodes(cache)
+    else:
+        data = metaworld_episodes(task, args.episodes, seed, horizon=args.horizon)
+        save_metaworld_episodes(data, cache)
+    gen_cpu = time.process_time() - t0
+    eps = data.episodes
+    pairs = make_preferences(eps, args.n, args.length, numpy_rng(seed, "prefs", args.n))
+    pc = PolicyConfig(cap=args.policy_cap)
+    adv = fit_advantage(pairs, seed=seed, device="cpu")
+    fits = {
+        "BC": behaviour_cloning(eps, pc, seed=seed, device="cpu").policy.act,
+        "filtered BC": filtered_bc(pairs, pc, seed=seed, device="cpu").policy.act,
+        "P-IQL-lite": piql_lite(
+            pairs, eps, policy_config=pc, reward_model=adv, seed=seed, device="cpu"
+        )[0].policy.act,
+    }
+    base = PAWSConfig(policy=pc)
+    paws = fit_paws(pairs, base, advantage=adv, seed=seed, device="cpu")
+    fits["PAWS"] = paws.act
+    fits["PAWS per-step"] = fit_paws(pairs, replace(base, weighting="step"), advantage=adv,
+                                     seed=seed, device="cpu").act  # fmt: skip
+    out = {"task": task, "seed": seed, "behaviour_success": data.success_rate,
+           "generate_cpu_s": gen_cpu, "adv_val_accuracy": adv.val_accuracy,
+           "n_eff": paws.temperature.n_eff, "epsilon": paws.temperature.epsilon}  # fmt: skip
+    for name, act in fits.items():
+        s, errors = metaworld_success(act, task, args.eval, seed, horizon=args.horizon)
+        ok = s[np.isfinite(s)]
+        out[name] = {"success": float(ok.mean()) if ok.size else float("nan"),
+                     "two_se": float(2 * ok.std(ddof=1) / np.sqrt(ok.size)) if ok.size > 1
+                     else float("nan"), "failed": len(errors)}  # fmt: skip
+    out["cpu_s"] = time.process_time() - t0
+    return out
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--tasks", nargs="+", default=["button-press-topdown-v3"])
+    ap.add_argument("--seeds", nargs="+", type=int, default=[0])
+    ap.add_argument("--episodes", type=int, default=200)
+    ap.add_argument("--horizon", type=int, default=150)
+    ap.add_argument("--length", type=int, default=25)
+    ap.add_argument("--n", type=int, default=500)
+    ap.add_argument("--eval", type=int, default=20)
+    ap.add_argument("--policy-cap", type=int, default=2000)
+    ap.add_argument("--cache", default="results/paws/metaworld-cache")
+    ap.add_argument("--json", default="results/paws/metaworld_smoke.json")
+    args = ap.parse_args()
+    results = []
+    with torch_threads(1), quiet_dependencies():
+        for task in args.tasks:
+            for seed in args.seeds:
+                results.append(one(task, seed, args))
+                print(json.dumps(results[-1]), flush=True)
+    Path(args.json).parent.mkdir(parents=True, exist_ok=True)
+    Path(args.json).write_text(json.dumps(results, indent=1))
+    methods = ["BC", "filtered BC", "P-IQL-lite", "PAWS", "PAWS per-step"]
+    print("| task | seed | behaviour | " + " | ".join(methods) + " |")
+    print("|---" * (3 + len(methods)) + "|")
+    for r in results:
+        cells = [f"{100 * r[m]['success']:.0f} ± {100 * r[m]['two_se']:.0f}" for m in methods]
+        print(f"| {r['task']} | {r['seed']} | {100 * r['behaviour_success']:.0f} | "
+              + " | ".join(cells) + " |")  # fmt: skip
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,206 @@
+"""Implicit Q-learning (IQL), the offline RL step of P-IQL, Preference Transformer + IQL
+and IPL.
+
+IQL (Kostrikov et al., 2022) on transitions (s, a, r, s', d):
+
+- V(s) by expectile regression on the target critic: L_V = E[|τ − 1(u < 0)| u²],
+  u = min_k Q̄_k(s, a) − V(s), expectile τ (0.7);
+- twin Q by TD on V: L_Q = Σ_k E[(r + γ (1 − d) V(s') − Q_k(s, a))²], Polyak-averaged
+  targets Q̄ (rate 0.005);
+- policy extraction by advantage-weighted regression: max_θ E[min(exp(β (Q̄ − V)), 100)
+  log π_θ(a | s)], done here after the critic (IQL's actor never feeds back into its
+  critic, so extracting afterwards is the same algorithm) with the shared weighted-MLE
+  projection and its plateau rule.
+
+Stopping (house rule): the TD loss itself grows while values propagate, so the plateau
+rule watches the *normalised* TD loss L_Q / Var(target) (one minus the regression's R²),
+a training loss that falls as the critic fits. Learnt rewards are rescaled as IQL does for
+its locomotion data (and Preference Transformer's IQL after it): r ← r · 1000 /
+(max episode return − min episode return) over the behaviour episodes, the scale its
+β = 3 assumes.
+"""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+from torch import nn
+from torch.nn import functional as F
+
+from icml26.paws.data import Episodes
+from icml26.paws.networks import default_device, mlp
+from icml26.paws.policy import PolicyConfig, PolicyFit, fit_weighted_mle
+from icml26.shared import Plateau
+
+__all__ = [
+    "Critic",
+    "IQLConfig",
+    "Transitions",
+    "advantage_weights",
+    "expectile_loss",
+    "fit_iql",
+    "iql_policy",
+    "transitions",
+]
+
+
+@dataclass(frozen=True)
+class IQLConfig:
+    discount: float = 0.99
+    expectile: float = 0.7
+    beta: float = 3.0  # inverse temperature of exp(β (Q − V))
+    max_weight: float = 100.0
+    polyak: float = 0.005
+    hidden: tuple[int, ...] = (64, 64)
+    lr: float = 3e-4
+    batch_size: int = 256
+    return_range: float | None = 1000.0  # rescale rewards to this episode-return range
+    plateau_window: int = 100
+    plateau_patience: int = 5
+    plateau_min_delta: float = 0.01
+    cap: int = 3000
+
+    def __post_init__(self) -> None:
+        if not 0 < self.expectile < 1:
+            raise ValueError(f"the expectile must lie in (0, 1), got {self.expectile}")
+        if not 0 <= self.discount < 1:
+            raise ValueError(f"the discount must lie in [0, 1), got {self.discount}")
+        if not self.beta > 0:
+            raise ValueError(f"β must be positive, got {self.beta}")
+
+
+@dataclass(frozen=True)
+class Transitions:
+    obs: np.ndarray
+    act: np.ndarray
+    reward: np.ndarray
+    next_obs: np.ndarray
+    terminal: np.ndarray
+
+
+def transitions(episodes: Episodes, reward: np.ndarray) -> Transitions:
+    """Every behaviour step with the given (learnt) ``reward`` (E, H); the last step of an
+    episode is a terminal (its time limit: the offline data hold no later observation)."""
+    reward = np.asarray(reward, dtype=np.float32)
+    if reward.shape != episodes.obs.shape[:2]:
+        raise ValueError(f"need one reward per step {episodes.obs.shape[:2]}, got {reward.shape}")
+    if not np.all(np.isfinite(reward)):
+        raise ValueError("the relabelled rewards contain NaN or inf")
+    obs = episodes.obs
+    nxt = np.concatenate([obs[:, 1:], obs[:, -1:]], axis=1)
+    term = np.zeros(obs.shape[:2], np.float32)
+    term[:, -1] = 1.0
+    d = obs.shape[-1]
+    return Transitions(
+        obs=obs.reshape(-1, d), act=episodes.act.reshape(-1, episodes.act.shape[-1]),
+        reward=reward.reshape(-1), next_obs=nxt.reshape(-1, d), terminal=term.reshape(-1),
+    )  # fmt: skip
+
+
+class Critic(nn.Module):
+    """Twin Q(s, a), their Polyak targets, and V(s)."""
+
+    def __init__(self, obs_dim: int, act_dim: int, hidden: tuple[int, ...] = (64, 64)):
+        super().__init__()
+        self.q = nn.ModuleList([mlp(obs_dim + act_dim, 1, hidden) for _ in range(2)])
+        self.v = mlp(obs_dim, 1, hidden)
+        self.q_target = copy.deepcopy(self.q)
+        for p in self.q_target.parameters():
+            p.requires_grad_(False)
+
+    def qs(self, obs: torch.Tensor, act: torch.Tensor, target: bool = False) -> torch.Tensor:
+        x = torch.cat([obs, act], dim=-1)
+        nets = self.q_target if target else self.q
+        return torch.stack([n(x).squeeze(-1) for n in nets])  # (2, B)
+
+    def value(self, obs: torch.Tensor) -> torch.Tensor:
+        return self.v(obs).squeeze(-1)
+
+    @torch.no_grad()
+    def update_target(self, rate: float) -> None:
+        for p, t in zip(self.q.parameters(), self.q_target.parameters(), strict=True):
+            t.lerp_(p, rate)
+
+    @torch.no_grad()
+    def advantage(self, obs: torch.Tensor, act: torch.Tensor) -> torch.Tensor:
+        return self.qs(obs, act, target=True).min(dim=0).values - self.value(obs)
+
+
+def expectile_loss(diff: torch.Tensor, expectile: float) -> torch.Tensor:
+    """E[|τ − 1(u < 0)| u²] of u = ``diff``."""
+    weight = torch.where(diff < 0, 1.0 - expectile, expectile)
+    return (weight * diff.square()).mean()
+
+
+def fit_iql(
+    data: Transitions, config: IQLConfig | None = None, *, seed: int = 0, device=None
+) -> tuple[Critic, dict]:
+    """IQL's critic (module docstring); returns it and the plateau summary."""
+    c = config or IQLConfig()
+    dev = default_device(device)
+    torch.manual_seed(seed)
+    gen = torch.Generator().manual_seed(seed)
+    t = {k: torch.as_tensor(getattr(data, k), device=dev) for k in Transitions.__annotations__}
+    critic = Critic(data.obs.shape[1], data.act.shape[1], c.hidden).to(dev)
+    q_opt = torch.optim.Adam(critic.q.parameters(), lr=c.lr)
+    v_opt = torch.optim.Adam(critic.v.parameters(), lr=c.lr)
+    rule = Plateau(c.plateau_window, c.plateau_patience, c.plateau_min_delta, c.cap)
+    n = data.obs.shape[0]
+    while not rule.stopped:
+        idx = torch.randint(0, n, (c.batch_size,), generator=gen).to(dev)
+        o, a, r = t["obs"][idx], t["act"][idx], t["reward"][idx]
+        with torch.no_grad():
+            q_t = critic.qs(o, a, target=True).min(dim=0).values
+        v_loss = expectile_loss(q_t - critic.value(o), c.expectile)
+        v_opt.zero_grad()
+        v_loss.backward()
+        v_opt.step()
+        with torch.no_grad():
+            target = r + c.discount * (1 - t["terminal"][idx]) * critic.value(t["next_obs"][idx])
+        q = critic.qs(o, a)
+        q_loss = F.mse_loss(q, target.expand_as(q))
+        q_opt.zero_grad()
+        q_loss.backward()
+        q_opt.step()
+        critic.update_target(c.polyak)
+        rule.update(float(q_loss.detach()) / (float(target.var()) + 1e-8))
+    critic.eval()
+    return critic, rule.summary()
+
+
+def advantage_weights(
+    critic: Critic, obs: np.ndarray, act: np.ndarray, config: IQLConfig | None = None
+) -> np.ndarray:
+    """IQL's extraction weights min(exp(β (Q̄(s, a) − V(s))), max_weight) per step."""
+    c = config or IQLConfig()
+    dev = next(critic.parameters()).device
+    o = torch.as_tensor(np.asarray(obs, np.float32), device=dev)
+    a = torch.as_tensor(np.asarray(act, np.float32), device=dev)
+    adv = critic.advantage(o, a).double().cpu().numpy()
+    return np.minimum(np.exp(np.minimum(c.beta * adv, 50.0)), c.max_weight)
+
+
+def iql_policy(
+    episodes: Episodes,
+    reward: np.ndarray,
+    config: IQLConfig | None = None,
+    policy_config: PolicyConfig | None = None,
+    *,
+    seed: int = 0,
+    device=None,
+) -> tuple[PolicyFit, dict]:
+    """IQL on ``episodes`` relabelled with ``reward`` (E, H): critic, then extraction."""
+    c = config or IQLConfig()
+    reward = np.asarray(reward, dtype=np.float64)
+    if c.return_range is not None:
+        returns = reward.sum(axis=1)
+        spread = float(returns.max() - returns.min())
+        reward = reward * (c.return_range / spread if spread > 0 else 1.0)
+    data = transitions(episodes, reward)
+    critic, summary = fit_iql(data, c, seed=seed, device=device)
+    w = advantage_weights(critic, data.obs, data.act, c)
+    pol = fit_weighted_mle(data.obs, data.act, w, policy_config, seed=seed, device=device)
+    return pol, {"critic_plateau": summary, "clipped_share": float(np.mean(w >= c.max_weight))}

@@ -1,0 +1,99 @@
+"""IQL, Preference Transformer + IQL and IPL: invariants, bad input, teacher leakage."""
+
+import numpy as np
+import pytest
+import torch
+
+from icml26.paws import (
+    Episodes,
+    IPLConfig,
+    IQLConfig,
+    PolicyConfig,
+    PreferenceTransformer,
+    fit_iql,
+    ipl,
+    pt_iql,
+    relabel_episodes,
+    transitions,
+)
+from icml26.paws.iql import expectile_loss
+
+POLICY = PolicyConfig(cap=30, plateau_window=10)
+IQL = IQLConfig(cap=40, plateau_window=10)
+
+
+def _params(module):
+    return torch.cat([p.detach().flatten() for p in module.parameters()]).numpy()
+
+
+def test_expectile_loss_weights_the_sides_asymmetrically():
+    u = torch.tensor([1.0, -1.0])
+    assert float(expectile_loss(u[:1], 0.7)) == pytest.approx(0.7)
+    assert float(expectile_loss(u[1:], 0.7)) == pytest.approx(0.3)
+    with pytest.raises(ValueError, match="expectile"):
+        IQLConfig(expectile=1.0)
+
+
+def test_transitions_mark_the_last_step_terminal(episodes):
+    reward = np.ones(episodes.obs.shape[:2])
+    t = transitions(episodes, reward)
+    h = episodes.horizon
+    assert t.terminal.reshape(-1, h)[:, -1].all() and not t.terminal.reshape(-1, h)[:, :-1].any()
+    np.testing.assert_array_equal(t.next_obs.reshape(-1, h, 3)[:, 0], episodes.obs[:, 1])
+    with pytest.raises(ValueError, match="one reward per step"):
+        transitions(episodes, reward[:, :-1])
+    reward[0, 0] = np.nan
+    with pytest.raises(ValueError, match="NaN"):
+        transitions(episodes, reward)
+
+
+def test_iql_critic_learns_a_constant_reward(episodes):
+    # r = 1 everywhere, the last step terminal: V(s_0) → Σ_{k<H} γ^k > 0, Q − V finite
+    reward = np.ones(episodes.obs.shape[:2])
+    critic, summary = fit_iql(transitions(episodes, reward), IQLConfig(cap=300), device="cpu")
+    assert summary["steps"] <= 300
+    v = critic.value(torch.as_tensor(episodes.obs[:, 0])).detach().numpy()
+    assert np.all(np.isfinite(v)) and v.mean() > 0.5
+
+
+def test_preference_transformer_is_causal_and_weights_sum_to_one(pairs):
+    torch.manual_seed(0)
+    model = PreferenceTransformer(3, 2, 20).eval()
+    obs = torch.as_tensor(pairs.obs[:4, 0])
+    act = torch.as_tensor(pairs.act[:4, 0])
+    r, w = model.rewards_and_weights(obs, act)
+    torch.testing.assert_close(w.sum(-1), torch.ones(4))
+    changed = obs.clone()
+    changed[:, 15:] += 1.0  # the future must not change earlier non-Markovian rewards
+    r2, _ = model.rewards_and_weights(changed, act)
+    torch.testing.assert_close(r[:, :15], r2[:, :15])
+    assert not torch.allclose(r[:, 15:], r2[:, 15:])
+
+
+def test_relabel_covers_every_step(episodes):
+    model = PreferenceTransformer(3, 2, 20, alignment=20)
+    out = relabel_episodes(model, episodes)
+    assert out.shape == episodes.obs.shape[:2] and np.all(np.isfinite(out))
+    with pytest.raises(ValueError, match="longer than the episode"):
+        relabel_episodes(PreferenceTransformer(3, 2, 500), episodes)
+
+
+def test_ipl_config_rejects_bad_values():
+    with pytest.raises(ValueError, match="reward_reg"):
+        IPLConfig(reward_reg=-1.0)
+
+
+def test_rl_baselines_never_see_rewards(pairs, episodes):
+    noise = np.random.default_rng(9).normal(size=episodes.reward.shape) * 1e6
+    poisoned = Episodes(obs=episodes.obs, act=episodes.act, kind=episodes.kind, reward=noise)
+    from icml26.paws import AdvantageConfig
+
+    adv_cfg = AdvantageConfig(cap=30, plateau_window=5)
+    runs = {
+        "PT+IQL": lambda ep: pt_iql(pairs, ep, IQL, POLICY, advantage_config=adv_cfg, seed=0,
+                                    device="cpu")[0].policy,
+        "IPL": lambda ep: ipl(pairs, ep, IPLConfig(iql=IQL, cap=40, plateau_window=10), POLICY,
+                              seed=0, device="cpu")[0].policy,
+    }  # fmt: skip
+    for name, fn in runs.items():
+        np.testing.assert_array_equal(_params(fn(episodes)), _params(fn(poisoned)), err_msg=name)
