@@ -505,8 +505,9 @@ def render_png(ir: IR | str | DisplayList, *, size_px: int = 128) -> bytes:
                 PolyCollection(list(dl.fills), facecolors="black", linewidths=0, transform=to_px)
             )
         if len(dl.dots):
-            fig.add_artist(Line2D(dl.dots[:, 0], dl.dots[:, 1], ls="none", marker="o",
-                                  ms=1.5 * scale, mew=0, color="black", transform=to_px))  # fmt: skip
+            dots = Line2D(dl.dots[:, 0], dl.dots[:, 1], ls="none", marker="o", ms=1.5 * scale,
+                          mew=0, color="black", transform=to_px)  # fmt: skip
+            fig.add_artist(dots)
         for x, y, s, pt, bold in dl.texts:
             fig.add_artist(Text(x, y, s, ha="center", va="center", fontsize=pt * scale,
                                 fontweight="bold" if bold else "normal", color="black",

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
-from icml26.geocode.align import ARMS, AlignConfig, Vocab, evaluate, train
+from icml26.geocode.align import ARMS, AlignConfig, GRPOConfig, Vocab, evaluate, grpo, train
 from icml26.geocode.baselines import (
     AnnotationProbe,
     ir_oracle,
@@ -48,6 +48,8 @@ class Config:
     fault_programs: int = 120
     cache: str = "results/geocode/cache"
     align: AlignConfig = field(default_factory=AlignConfig)
+    # GRPO after SFT for the three arms (format + answer rewards); None: SFT only
+    grpo: GRPOConfig | None = None
     arms: tuple[str, ...] = ARMS
     min_gain: float = 5.0  # points: code arm over the none arm
     min_over_blind: float = 10.0  # points: every arm over the blind model
@@ -75,6 +77,7 @@ PRESETS = {
             cap=200_000,
             window=200,
         ),
+        grpo=GRPOConfig(batch_size=64, cap=20_000, window=100),
         device=None,
         threads=None,
         workers=16,
@@ -188,6 +191,11 @@ def run(config: Config, seed: int, out: Path) -> Report:
             stage(f"training {label}")
             try:
                 res = train(data, arm, cfg, seed=seed, vocab=vocab, device=device)
+                if config.grpo is not None and label in ARMS:
+                    stage(f"GRPO of {label}")
+                    sft_stop = res.stopping
+                    res = grpo(res, data, config.grpo, seed=seed)
+                    res.stopping = {**sft_stop, "grpo": res.stopping}
                 scores = evaluate(res, test_set)
             except Exception as err:  # a failed arm is reported, not fatal
                 notes.append(f"{label} failed: {type(err).__name__}: {err}")
