@@ -27,8 +27,12 @@ def test_training_stops_by_the_rule_and_decodes(problems):
     assert res.stopping["reason"] in ("cap", "plateau") and res.stopping["steps"] <= 4
     scores = evaluate(res, problems[:3])
     assert 0.0 <= scores["accuracy"] <= 1.0 and "parse_rate" in scores and "f1_circle" in scores
-    again = train(data, "code", cfg, seed=0)
-    assert again.losses == res.losses  # seeded
+    seen = []
+    again = train(
+        data, "code", cfg, seed=0, on_step=lambda k, r: seen.append((k, r.model.training))
+    )
+    assert again.losses == res.losses  # seeded, and the hook does not change training
+    assert seen == [(k + 1, False) for k in range(len(res.losses))]
 
 
 def test_vocab_and_small_input_errors(problems):

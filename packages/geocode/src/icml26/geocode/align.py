@@ -263,8 +263,14 @@ def train(
     seed: int,
     vocab: Vocab | None = None,
     device: str | torch.device = "cpu",
+    on_step=None,
 ) -> TrainResult:
-    """SFT of one arm until the training loss plateaus (or the cap)."""
+    """SFT of one arm until the training loss plateaus (or the cap).
+
+    ``on_step(step, result)``, when given, is called after every optimiser step with a
+    :class:`TrainResult` of the current model in eval mode (the budget study scores
+    intermediate budgets with it); training resumes afterwards.
+    """
     import time
 
     if arm not in ARMS:
@@ -308,6 +314,10 @@ def train(
         if world > 1:
             _all_reduce_mean([value])
         rule.update(float(value))  # every rank stops at the same step
+        if on_step is not None:
+            model.eval()
+            on_step(rule.steps, TrainResult(model, vocab, arm, losses, rule.summary(), 0.0))
+            model.train()
     model.eval()
     res = TrainResult(model, vocab, arm, losses, rule.summary(), time.perf_counter() - start)
     res.samples, res.world_size = seen, world
