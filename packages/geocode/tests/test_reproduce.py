@@ -32,3 +32,19 @@ def test_smoke_claim(tmp_path):
     rep = run(PRESETS["smoke"], 0, tmp_path)
     checks = judge(rep, PRESETS["smoke"])
     assert checks[2].holds and checks[3].holds
+
+
+@pytest.mark.slow
+def test_tiny_reproduction_with_grpo_after_sft(tmp_path):
+    from icml26.geocode.align import GRPOConfig
+
+    cfg = replace(
+        TINY,
+        cache=str(tmp_path / "cache"),
+        arms=("none",),
+        grpo=GRPOConfig(samples=4, batch_size=4, cap=2, window=1, patience=1),
+    )
+    rep = run(cfg, 0, tmp_path)
+    stops = [r["stopping"] for r in rep.records if r.get("method") == "none arm"]
+    assert len(stops) == 1 and stops[0]["grpo"]["steps"] <= 2
+    assert "reward_last" in stops[0]["grpo"]

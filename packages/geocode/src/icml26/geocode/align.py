@@ -35,8 +35,11 @@ __all__ = [
     "ARMS",
     "AlignConfig",
     "AlignModel",
+    "GRPOConfig",
     "Vocab",
     "evaluate",
+    "grpo",
+    "rewards",
     "target_tokens",
     "train",
 ]
@@ -189,14 +192,30 @@ class AlignModel(nn.Module):
         return self.head(self.ln(x[:, n_pre - 1 : -1]))
 
     @torch.no_grad()
-    def generate(self, images, prefix_ids, max_new: int, eos: int) -> list[list[int]]:
-        """Greedy decoding with a key–value cache."""
+    def generate(
+        self,
+        images,
+        prefix_ids,
+        max_new: int,
+        eos: int,
+        *,
+        temperature: float = 0.0,
+        generator: torch.Generator | None = None,
+    ) -> list[list[int]]:
+        """Greedy decoding (``temperature`` 0) or sampling, with a key–value cache."""
+
+        def pick(logits: torch.Tensor) -> torch.Tensor:
+            if temperature <= 0:
+                return logits.argmax(-1)
+            probs = torch.softmax(logits / temperature, -1)
+            return torch.multinomial(probs.cpu(), 1, generator=generator)[:, 0].to(logits.device)
+
         img = self.image_tokens(images)
         x = torch.cat([img, self._embed(prefix_ids, 0)], 1)
         caches: list[list] = [[] for _ in self.blocks]
         for blk, cache in zip(self.blocks, caches, strict=True):
             x = blk(x, None, cache)
-        nxt = self.head(self.ln(x[:, -1])).argmax(-1)
+        nxt = pick(self.head(self.ln(x[:, -1])))
         out = [nxt]
         done = nxt == eos
         pos = prefix_ids.shape[1]
@@ -207,7 +226,7 @@ class AlignModel(nn.Module):
             pos += 1
             for blk, cache in zip(self.blocks, caches, strict=True):
                 h = blk(h, None, cache)
-            nxt = self.head(self.ln(h[:, -1])).argmax(-1)
+            nxt = pick(self.head(self.ln(h[:, -1])))
             out.append(nxt)
             done = done | (nxt == eos)
         seqs = torch.stack(out, 1).tolist()
@@ -244,8 +263,14 @@ def train(
     seed: int,
     vocab: Vocab | None = None,
     device: str | torch.device = "cpu",
+    on_step=None,
 ) -> TrainResult:
-    """SFT of one arm until the training loss plateaus (or the cap)."""
+    """SFT of one arm until the training loss plateaus (or the cap).
+
+    ``on_step(step, result)``, when given, is called after every optimiser step with a
+    :class:`TrainResult` of the current model in eval mode (the budget study scores
+    intermediate budgets with it); training resumes afterwards.
+    """
     import time
 
     if arm not in ARMS:
@@ -289,6 +314,10 @@ def train(
         if world > 1:
             _all_reduce_mean([value])
         rule.update(float(value))  # every rank stops at the same step
+        if on_step is not None:
+            model.eval()
+            on_step(rule.steps, TrainResult(model, vocab, arm, losses, rule.summary(), 0.0))
+            model.train()
     model.eval()
     res = TrainResult(model, vocab, arm, losses, rule.summary(), time.perf_counter() - start)
     res.samples, res.world_size = seen, world
@@ -393,3 +422,126 @@ def load_checkpoint(directory, image_px: int = 64) -> TrainResult:
     model.load_state_dict(load_file(str(d / "model.safetensors")))
     model.eval()
     return TrainResult(model, vocab, meta["arm"], [], {}, 0.0)
+
+
+# -- GRPO (paper §4.1: after SFT, 4 samples, format + answer rewards) ---------------------
+@dataclass(frozen=True)
+class GRPOConfig:
+    """Group-relative policy optimisation after SFT (JSON-able).
+
+    The faithful rewards are ``format`` (the completion ends in ``<ans> a<value> <eos>``
+    and, for the code arm, its IR parses) and ``answer`` (the answer token is right).
+    ``ir_weight`` > 0 adds an IR reward (the element F1 of the decoded IR against the
+    gold IR): an option, not the paper's, and off by default.
+    """
+
+    samples: int = 4  # completions per problem (the group)
+    batch_size: int = 8  # problems per step
+    temperature: float = 1.0
+    lr: float = 2e-4
+    kl_weight: float = 0.02  # a per-token KL to the SFT model, as in GRPO
+    ir_weight: float = 0.0
+    # the convergence rule on the training objective (minus the mean reward)
+    window: int = 10
+    patience: int = 2
+    min_delta: float = 0.01
+    cap: int = 100
+
+
+def rewards(tokens: Sequence[str], problem, arm: str, ir_weight: float = 0.0) -> dict:
+    """The rewards of one decoded completion: ``format``, ``answer``, ``ir``, ``total``."""
+    ok_tail = len(tokens) >= 3 and tokens[-1] == "<eos>" and tokens[-3] == "<ans>"
+    ok_tail = ok_tail and tokens.count("<ans>") == 1 and tokens[-2].startswith("a")
+    ir = 0.0
+    if arm == "code":
+        chain = list(tokens[: tokens.index("<ans>")]) if "<ans>" in tokens else list(tokens)
+        parsed = parse_tokens(_with_separators(chain))
+        ok_tail = ok_tail and parsed is not None
+        if ir_weight > 0:
+            gold = parse_tokens(_with_separators(target_tokens(problem, "code")[:-3])) or []
+            f1 = element_f1(parsed or [], gold)
+            ir = float(np.mean(list(f1.values()))) if f1 else 0.0
+    fmt = float(ok_tail)
+    ans = float(ok_tail and tokens[-2] == answer_token(problem.answer_value))
+    return {"format": fmt, "answer": ans, "ir": ir, "total": fmt + ans + ir_weight * ir}
+
+
+def grpo(
+    result: TrainResult,
+    problems: Sequence,
+    config: GRPOConfig | None = None,
+    *,
+    seed: int,
+) -> TrainResult:
+    """GRPO on an SFT model: per problem a group of ``samples`` completions, advantages
+    normalised within the group, a per-token KL to the frozen SFT model; stops by
+    :class:`~icml26.shared.Plateau` on minus the mean reward (or the cap).
+
+    Returns a new :class:`TrainResult` (the SFT model is not modified) whose
+    ``stopping`` also records the mean rewards of the first and last windows.
+    """
+    import copy
+    import time
+
+    config = config or GRPOConfig()
+    if config.samples < 2:
+        raise ValueError(f"GRPO needs at least 2 samples per group, got {config.samples}")
+    if len(problems) < config.batch_size:
+        raise ValueError(
+            f"need at least batch_size={config.batch_size} problems, got {len(problems)}"
+        )
+    start = time.perf_counter()
+    vocab, arm = result.vocab, result.arm
+    policy = copy.deepcopy(result.model)
+    ref = result.model
+    ref.eval()
+    device = next(policy.parameters()).device
+    eos = vocab.index["<eos>"]
+    torch.manual_seed(seed)
+    gen = torch.Generator().manual_seed(seed * 7919 + 1)
+    opt = torch.optim.AdamW(policy.parameters(), lr=config.lr)
+    rule = Plateau(config.window, config.patience, config.min_delta, config.cap)
+    means: list[float] = []
+    g = config.samples
+    while not rule.stopped:
+        idx = torch.randint(len(problems), (config.batch_size,), generator=gen).tolist()
+        chunk = [problems[i] for i in idx for _ in range(g)]
+        images = _images(chunk).to(device)
+        prefix = _pad([vocab.encode(question_tokens(p)) for p in chunk]).to(device)
+        max_new = max(len(target_tokens(p, arm)) for p in chunk) + 16
+        policy.eval()
+        seqs = policy.generate(
+            images, prefix, max_new, eos, temperature=config.temperature, generator=gen
+        )
+        r = torch.tensor(
+            [
+                rewards(vocab.decode(sq), p, arm, config.ir_weight)["total"]
+                for sq, p in zip(seqs, chunk, strict=True)
+            ]
+        ).view(-1, g)
+        adv = ((r - r.mean(1, keepdim=True)) / (r.std(1, keepdim=True) + 1e-4)).view(-1)
+        policy.train()
+        tgt = _pad(seqs).to(device)
+        mask = torch.zeros_like(tgt, dtype=torch.float32)
+        for i, sq in enumerate(seqs):
+            mask[i, : len(sq)] = 1.0
+        logp = torch.log_softmax(policy(images, prefix, tgt), -1)
+        tok = logp.gather(-1, tgt[..., None])[..., 0]
+        with torch.no_grad():
+            ref_tok = torch.log_softmax(ref(images, prefix, tgt), -1).gather(-1, tgt[..., None])
+        diff = ref_tok[..., 0] - tok
+        kl = torch.exp(diff) - diff - 1  # the k3 estimator GRPO uses
+        per_tok = -(adv.to(device)[:, None] * tok) + config.kl_weight * kl
+        loss = ((per_tok * mask).sum(1) / mask.sum(1).clamp(min=1)).mean()
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(policy.parameters(), 1.0)
+        opt.step()
+        mean = float(r.mean())
+        means.append(mean)
+        rule.update(-mean)
+    policy.eval()
+    stop = rule.summary()
+    w = max(1, min(config.window, len(means)))
+    stop.update(reward_first=float(np.mean(means[:w])), reward_last=float(np.mean(means[-w:])))
+    return TrainResult(policy, vocab, arm, [-m for m in means], stop, time.perf_counter() - start)

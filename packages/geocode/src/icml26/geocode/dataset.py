@@ -368,6 +368,11 @@ def load_geometry3k(folder: str | Path, *, size_px: int = 64) -> list[BenchmarkP
 _ = Counter
 
 
+# bumped whenever the same seed would give other problems or other bytes (0.2.0: the
+# renderer draws without an Axes; the Coder tries more spots for the givens' text)
+GENERATOR_VERSION = 2
+
+
 def cached_synthesis(
     n: int,
     *,
@@ -380,7 +385,8 @@ def cached_synthesis(
     workers: int = 1,
 ) -> tuple[list[Problem], Funnel]:
     """:func:`synthesize` once per setting, kept in the export layout under ``cache_dir``."""
-    folder = Path(cache_dir) / f"{tier}-{split}-n{n}-s{seed}-h{holdout}-px{size_px}"
+    name = f"{tier}-{split}-n{n}-s{seed}-h{holdout}-px{size_px}-g{GENERATOR_VERSION}"
+    folder = Path(cache_dir) / name
     if (folder / "problems.jsonl").is_file() and (folder / "funnel.json").is_file():
         f = json.loads((folder / "funnel.json").read_text())
         return load_jsonl(folder), Funnel(**f)

@@ -205,18 +205,49 @@ def compile_ir(
     return IR(tuple(ops))
 
 
+def _rect(x: float, y: float, hw: float, hh: float) -> tuple[float, float, float, float]:
+    return (x - hw, y - hh, x + hw, y + hh)
+
+
+def _rects_meet(a: Sequence[float], b: Sequence[float]) -> bool:
+    return a[0] <= b[2] and b[0] <= a[2] and a[1] <= b[3] and b[1] <= a[3]
+
+
+def _rect_meets_disc(r: Sequence[float], c: np.ndarray, radius: float) -> bool:
+    dx = max(r[0] - c[0], 0.0, c[0] - r[2])
+    dy = max(r[1] - c[1], 0.0, c[1] - r[3])
+    return dx * dx + dy * dy <= radius * radius
+
+
+def _rect_meets_segment(r: Sequence[float], p: np.ndarray, q: np.ndarray) -> bool:
+    """Liang–Barsky clipping: does the segment PQ reach the closed rectangle?"""
+    t0, t1 = 0.0, 1.0
+    d = (float(q[0] - p[0]), float(q[1] - p[1]))
+    for delta, lo, hi, start in ((d[0], r[0], r[2], p[0]), (d[1], r[1], r[3], p[1])):
+        if abs(delta) < 1e-15:
+            if start < lo or start > hi:
+                return False
+            continue
+        a, b = (lo - start) / delta, (hi - start) / delta
+        if a > b:
+            a, b = b, a
+        t0, t1 = max(t0, a), min(t1, b)
+        if t0 > t1:
+            return False
+    return True
+
+
 def _place_labels(names, coords, view, givens) -> list[Op]:
     """Each label at the first of nine spots around its point clear of earlier labels,
-    the givens' text and other points (outward from the figure's centroid first)."""
-    from shapely.geometry import Point, box
+    the givens' text and other points (outward from the figure's centroid first).
 
+    Plain rectangle tests (the visual stage checks the result again with ``shapely``)."""
     size = view[2] - view[0]
     hw, hh = 0.03 * size, 0.035 * size
     gw, gh = GIVEN_BOX
-    taken = [box(o.values[1] - gw * size, o.values[2] - gh * size,
-                 o.values[1] + gw * size, o.values[2] + gh * size) for o in givens]  # fmt: skip
-    finite = [n for n in names if np.all(np.isfinite(coords[n]))]
-    dots = {n: Point(coords[n]).buffer(0.012 * size) for n in finite}
+    taken = [_rect(o.values[1], o.values[2], gw * size, gh * size) for o in givens]
+    dots = {n: np.asarray(coords[n], dtype=float) for n in names if np.all(np.isfinite(coords[n]))}
+    radius = 0.012 * size
     out = []
     for n in names:
         p = np.asarray(coords[n], dtype=float)
@@ -230,42 +261,46 @@ def _place_labels(names, coords, view, givens) -> list[Op]:
         ]
         chosen = first
         for x, y in spots:
-            b = box(x - hw, y - hh, x + hw, y + hh)
-            if not any(b.intersects(t) for t in taken) and not any(
-                b.intersects(d) for m, d in dots.items() if m != n
+            b = _rect(x, y, hw, hh)
+            if not any(_rects_meet(b, t) for t in taken) and not any(
+                _rect_meets_disc(b, d, radius) for m, d in dots.items() if m != n
             ):
                 chosen = (float(x), float(y))
                 break
-        taken.append(box(chosen[0] - hw, chosen[1] - hh, chosen[0] + hw, chosen[1] + hh))
+        taken.append(_rect(chosen[0], chosen[1], hw, hh))
         out.append(Op("LABEL", (n,), chosen))
     return out
 
 
+# where a given's text may go inside its angle: distance from the vertex (of the view's
+# side) and fraction of the angle, the first clear spot wins
+_GIVEN_SPOTS = [
+    (dist, frac)
+    for dist in (0.16, 0.22, 0.12, 0.28, 0.34, 0.40)
+    for frac in (0.5, 0.35, 0.65, 0.2, 0.8, 0.1, 0.9)
+]
+
+
 def _place_given(coords, names, segs, view) -> tuple[float, float]:
     """The first of a few spots inside the angle whose text box no segment crosses."""
-    from shapely.geometry import LineString, box
-
     size = view[2] - view[0]
     u, v, w = (np.asarray(coords[n], dtype=float) for n in names)
     t1 = math.atan2(*(u - v)[::-1])
     t2 = math.atan2(*(w - v)[::-1])
     diff = (t2 - t1 + math.pi) % (2 * math.pi) - math.pi
     lines = [
-        LineString([coords[p], coords[q]])
+        (np.asarray(coords[p], dtype=float), np.asarray(coords[q], dtype=float))
         for p, q in segs
         if np.all(np.isfinite(coords[p])) and np.all(np.isfinite(coords[q]))
     ]
     first = None
-    for dist in (0.16, 0.22, 0.12, 0.28):
-        for frac in (0.5, 0.35, 0.65, 0.2, 0.8):
-            t = t1 + frac * diff
-            q = v + dist * size * np.array([math.cos(t), math.sin(t)])
-            spot = (float(q[0]), float(q[1]))
-            first = first or spot
-            b = box(spot[0] - GIVEN_BOX[0] * size, spot[1] - GIVEN_BOX[1] * size,
-                    spot[0] + GIVEN_BOX[0] * size, spot[1] + GIVEN_BOX[1] * size)  # fmt: skip
-            if not any(b.intersects(ln) for ln in lines):
-                return spot
+    for dist, frac in _GIVEN_SPOTS:
+        t = t1 + frac * diff
+        spot = (float(v[0] + dist * size * math.cos(t)), float(v[1] + dist * size * math.sin(t)))
+        first = first or spot
+        b = _rect(spot[0], spot[1], GIVEN_BOX[0] * size, GIVEN_BOX[1] * size)
+        if not any(_rect_meets_segment(b, p, q) for p, q in lines):
+            return spot
     return first or (float(v[0]), float(v[1]))
 
 
@@ -448,28 +483,35 @@ def render_png(ir: IR | str | DisplayList, *, size_px: int = 128) -> bytes:
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.collections import LineCollection, PolyCollection
     from matplotlib.figure import Figure
+    from matplotlib.lines import Line2D
+    from matplotlib.text import Text
+    from matplotlib.transforms import Affine2D
 
     if isinstance(size_px, bool) or not isinstance(size_px, int) or size_px < 16:
         raise ValueError(f"size_px must be an int >= 16, got {size_px!r}")
     dl = ir if isinstance(ir, DisplayList) else interpret(ir)
     scale = size_px / 128
+    x0, y0, x1, y1 = dl.view
+    # the view onto the whole canvas, in pixels: no Axes (its ticks, spines and layout
+    # are most of a figure's cost and draw nothing here)
+    to_px = Affine2D().translate(-x0, -y0).scale(size_px / (x1 - x0), size_px / (y1 - y0))
     with matplotlib.rc_context(_STYLE):
         fig = Figure(figsize=(size_px / 100, size_px / 100), dpi=100)
         canvas = FigureCanvasAgg(fig)
-        ax = fig.add_axes((0.0, 0.0, 1.0, 1.0))
-        x0, y0, x1, y1 = dl.view
-        ax.set_xlim(x0, x1)
-        ax.set_ylim(y0, y1)
-        ax.set_axis_off()
-        ax.add_collection(LineCollection(list(dl.strokes), colors="black", linewidths=scale,
-                                         capstyle="round"))  # fmt: skip
+        fig.add_artist(LineCollection(list(dl.strokes), colors="black", linewidths=scale,
+                                      capstyle="round", transform=to_px))  # fmt: skip
         if dl.fills:
-            ax.add_collection(PolyCollection(list(dl.fills), facecolors="black", linewidths=0))
+            fig.add_artist(
+                PolyCollection(list(dl.fills), facecolors="black", linewidths=0, transform=to_px)
+            )
         if len(dl.dots):
-            ax.scatter(dl.dots[:, 0], dl.dots[:, 1], s=(1.5 * scale) ** 2, c="black", lw=0)
+            dots = Line2D(dl.dots[:, 0], dl.dots[:, 1], ls="none", marker="o", ms=1.5 * scale,
+                          mew=0, color="black", transform=to_px)  # fmt: skip
+            fig.add_artist(dots)
         for x, y, s, pt, bold in dl.texts:
-            ax.text(x, y, s, ha="center", va="center", fontsize=pt * scale,
-                    fontweight="bold" if bold else "normal", color="black")  # fmt: skip
+            fig.add_artist(Text(x, y, s, ha="center", va="center", fontsize=pt * scale,
+                                fontweight="bold" if bold else "normal", color="black",
+                                transform=to_px))  # fmt: skip
         buf = io.BytesIO()
         canvas.print_png(buf, metadata={"Software": None})
     return buf.getvalue()
