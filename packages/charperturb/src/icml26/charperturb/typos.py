@@ -58,42 +58,31 @@ def _match_case(new: str, old: str) -> str:
     return new.upper() if old.isupper() else new
 
 
-def _letter(rng: np.random.Generator, near: str | None, qwerty: bool) -> str:
-    if qwerty and near is not None and near.lower() in QWERTY_NEIGHBOURS:
-        pool = QWERTY_NEIGHBOURS[near.lower()]
-        return _match_case(pool[rng.integers(len(pool))], near)
-    c = string.ascii_lowercase[rng.integers(26)]
-    return _match_case(c, near) if near is not None else c
+#: the 25 lower-case letters other than each letter (a substitute always changes it)
+_OTHER_LETTERS = {c: string.ascii_lowercase.replace(c, "") for c in string.ascii_lowercase}
+_KIND_CODE = {k: i for i, k in enumerate(TYPO_KINDS)}
 
 
-def _one_typo(word: str, kind: str, rng: np.random.Generator, qwerty: bool) -> str:
-    n = len(word)
-    if kind == "substitute":
-        i = int(rng.integers(n))
-        # a substitute always changes the letter
-        for _ in range(8):
-            c = _letter(rng, word[i], qwerty)
-            if c != word[i]:
-                break
-        return word[:i] + c + word[i + 1 :]
-    if kind == "insert":
-        i = int(rng.integers(n + 1))
-        return word[:i] + _letter(rng, word[max(i - 1, 0)], qwerty) + word[i:]
-    if kind == "delete":
-        i = int(rng.integers(n))
-        return word[:i] + word[i + 1 :]
-    if n < 2:
-        return word
-    i = int(rng.integers(n - 1))
-    return word[:i] + word[i + 1] + word[i] + word[i + 2 :]
+def _letter(near: str, u: float, qwerty: bool, change: bool) -> str:
+    """A letter drawn by the uniform ``u``: a QWERTY neighbour of ``near`` (``qwerty``),
+    else any letter but ``near`` (``change``) or any letter; in ``near``'s case."""
+    low = near.lower()
+    if qwerty and low in QWERTY_NEIGHBOURS:
+        pool = QWERTY_NEIGHBOURS[low]
+    elif change and low in _OTHER_LETTERS:
+        pool = _OTHER_LETTERS[low]
+    else:
+        pool = string.ascii_lowercase
+    c = pool[int(u * len(pool))]
+    return c.upper() if near.isupper() else c
 
 
 def _apply(text: str, spans: list[tuple[int, int]], new_words: dict[int, str]) -> str:
     parts, last = [], 0
-    for j, (a, b) in enumerate(spans):
-        if j in new_words:
-            parts += [text[last:a], new_words[j]]
-            last = b
+    for j in sorted(new_words):
+        a, b = spans[j]
+        parts += [text[last:a], new_words[j]]
+        last = b
     parts.append(text[last:])
     return "".join(parts)
 
@@ -120,15 +109,35 @@ def add_typos(
     spans = eligible_words(
         text, min_length=min_length, alphabetic_only=alphabetic_only, protect=protect
     )
-    chosen = rng.random(len(spans)) < p
+    # every random draw at once (vectorised); only the string surgery is per word
+    chosen = np.flatnonzero(rng.random(len(spans)) < p)
+    m = chosen.size
+    kind = np.array([_KIND_CODE[k] for k in kinds])[rng.integers(len(kinds), size=m)]
+    u_pos, u_letter = rng.random(m), rng.random(m)
+    ends = np.asarray(spans, dtype=np.int64).reshape(-1, 2)[chosen]
+    length = ends[:, 1] - ends[:, 0]
+    # positions: substitute/delete in [0, n), insert in [0, n], transpose in [0, n - 1)
+    width = np.where(kind == 1, length + 1, np.where(kind == 3, np.maximum(length - 1, 1), length))
+    where = np.minimum((u_pos * width).astype(np.int64), width - 1)
     new_words, edits = {}, []
-    for j in np.flatnonzero(chosen):
-        a, b = spans[j]
-        kind = kinds[int(rng.integers(len(kinds)))]
-        new = _one_typo(text[a:b], kind, rng, qwerty)
-        if new != text[a:b]:
-            new_words[int(j)] = new
-            edits.append((a, text[a:b], new))
+    for j, (a, b), k, i, u in zip(
+        chosen.tolist(), ends.tolist(), kind.tolist(), where.tolist(), u_letter.tolist(),
+        strict=True,
+    ):  # fmt: skip
+        word = text[a:b]
+        if k == 0:  # substitute
+            new = word[:i] + _letter(word[i], u, qwerty, True) + word[i + 1 :]
+        elif k == 1:  # insert after the letter before (a neighbour of it with QWERTY)
+            new = word[:i] + _letter(word[max(i - 1, 0)], u, qwerty, False) + word[i:]
+        elif k == 2:  # delete
+            new = word[:i] + word[i + 1 :]
+        elif len(word) >= 2:  # adjacent transpose
+            new = word[:i] + word[i + 1] + word[i] + word[i + 2 :]
+        else:
+            new = word
+        if new != word:
+            new_words[j] = new
+            edits.append((a, word, new))
     return Perturbed(
         text=_apply(text, spans, new_words),
         source=text,
@@ -164,19 +173,20 @@ def random_replacement(
     spans = eligible_words(
         text, min_length=min_length, alphabetic_only=alphabetic_only, protect=protect
     )
-    slots = np.array([i for a, b in spans for i in range(a, b)], dtype=np.int64)
+    starts = np.asarray([a for a, _ in spans], dtype=np.int64)
+    lengths = np.asarray([b - a for a, b in spans], dtype=np.int64)
+    # every character index inside an eligible word, without a per-character loop
+    slots = np.repeat(starts - np.cumsum(lengths) + lengths, lengths) + np.arange(lengths.sum())
     n = min(int(n_edits), slots.size)
     where = np.sort(rng.choice(slots, size=n, replace=False)) if n else slots[:0]
     chars = list(text)
     edits = []
-    for i in where:
+    for i, u in zip(where.tolist(), rng.random(n).tolist(), strict=True):
         old = chars[i]
-        new = old
-        while new == old:
-            new = _match_case(string.ascii_lowercase[rng.integers(26)], old)
-        chars[i] = new
-        edits.append((int(i), old, new))
-    touched = {j for j, (a, b) in enumerate(spans) if any(a <= e[0] < b for e in edits)}
+        chars[i] = new = _letter(old, u, False, True)
+        edits.append((i, old, new))
+    # the word each edit falls in (spans are sorted and disjoint)
+    touched = set((np.searchsorted(starts, where, side="right") - 1).tolist())
     return Perturbed(
         text="".join(chars),
         source=text,
