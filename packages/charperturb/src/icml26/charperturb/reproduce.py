@@ -331,9 +331,9 @@ def _smollm2(config: Config, seed: int, rows: list[Row], records: list, notes: l
         sanitised.append(p)
     conds.append((f"UCC-Inj vs k={k_top}, sanitised", sanitised))
     for label, its in progress(conds, desc="SmolLM2 conditions"):
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         scores = score_items(backend, its)
-        secs = time.perf_counter() - t0
+        secs, cpu = time.perf_counter() - t0, time.process_time() - c0
         ok = [(it, s) for it, s in zip(its, scores, strict=True) if not s.error]
         correct = sum(s.choice == it.options.index(it.answer) for it, s in ok)
         n = len(ok)
@@ -350,6 +350,7 @@ def _smollm2(config: Config, seed: int, rows: list[Row], records: list, notes: l
                     chance=0.25,
                     prompt_tokens=ntok,
                     seconds=secs,
+                    cpu_seconds=cpu,
                     errors=len(its) - n,
                 )
             )
@@ -362,6 +363,12 @@ def _smollm2(config: Config, seed: int, rows: list[Row], records: list, notes: l
                 "correct": int(correct),
                 "errors": len(its) - n,
                 "seconds": secs,
+                "cpu_seconds": cpu,
+                # per item, for the budget study (accuracy and CI width vs items)
+                "item_correct": [
+                    None if s.error else bool(s.choice == it.options.index(it.answer))
+                    for it, s in zip(its, scores, strict=True)
+                ],
             }
         )
 

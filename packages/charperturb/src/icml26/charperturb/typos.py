@@ -77,6 +77,48 @@ def _letter(near: str, u: float, qwerty: bool, change: bool) -> str:
     return c.upper() if near.isupper() else c
 
 
+def _table(pools: dict[str, str]) -> tuple[np.ndarray, np.ndarray]:
+    """Per lower-case letter: its pool's code points (padded) and the pool size."""
+    width = max(len(v) for v in pools.values())
+    codes = np.zeros((26, width), dtype="<u4")
+    sizes = np.zeros(26, dtype=np.int64)
+    for c, pool in pools.items():
+        i = ord(c) - 97
+        codes[i, : len(pool)] = [ord(x) for x in pool]
+        sizes[i] = len(pool)
+    return codes, sizes
+
+
+_ALL = dict.fromkeys(string.ascii_lowercase, string.ascii_lowercase)
+_TABLES = {
+    "qwerty": _table(QWERTY_NEIGHBOURS),
+    "other": _table(_OTHER_LETTERS),
+    "all": _table(_ALL),
+}
+
+
+def _letters(near: np.ndarray, u: np.ndarray, qwerty: bool, change: np.ndarray) -> np.ndarray:
+    """:func:`_letter` on arrays: code points drawn by ``u`` for the ``near`` code points."""
+    lower = near | 0x20
+    ascii_letter = (lower >= 97) & (lower <= 122)
+    li = np.where(ascii_letter, lower - 97, 0).astype(np.int64)
+    out = np.empty(len(near), dtype="<u4")
+    for name, mask in (
+        ("qwerty", ascii_letter & qwerty),
+        ("other", ascii_letter & ~np.asarray(qwerty) & change),
+        ("all", ~(ascii_letter & (qwerty | change))),
+    ):
+        codes, sizes = _TABLES[name]
+        n = sizes[li[mask]]
+        out[mask] = codes[li[mask], np.minimum((u[mask] * n).astype(np.int64), n - 1)]
+    upper = ascii_letter & (near <= 90)
+    out[upper] -= 32
+    for i in np.flatnonzero(~ascii_letter):  # other alphabets: the case of the letter
+        if chr(near[i]).isupper():
+            out[i] = ord(chr(out[i]).upper())
+    return out
+
+
 def _apply(text: str, spans: list[tuple[int, int]], new_words: dict[int, str]) -> str:
     parts, last = [], 0
     for j in sorted(new_words):
@@ -109,37 +151,48 @@ def add_typos(
     spans = eligible_words(
         text, min_length=min_length, alphabetic_only=alphabetic_only, protect=protect
     )
-    # every random draw at once (vectorised); only the string surgery is per word
+    # every draw and every edit on arrays of code points; Python only slices the changed
+    # words for the edit record
     chosen = np.flatnonzero(rng.random(len(spans)) < p)
     m = chosen.size
     kind = np.array([_KIND_CODE[k] for k in kinds])[rng.integers(len(kinds), size=m)]
     u_pos, u_letter = rng.random(m), rng.random(m)
     ends = np.asarray(spans, dtype=np.int64).reshape(-1, 2)[chosen]
-    length = ends[:, 1] - ends[:, 0]
+    start, length = ends[:, 0], ends[:, 1] - ends[:, 0]
     # positions: substitute/delete in [0, n), insert in [0, n], transpose in [0, n - 1)
     width = np.where(kind == 1, length + 1, np.where(kind == 3, np.maximum(length - 1, 1), length))
-    where = np.minimum((u_pos * width).astype(np.int64), width - 1)
-    new_words, edits = {}, []
-    for j, (a, b), k, i, u in zip(
-        chosen.tolist(), ends.tolist(), kind.tolist(), where.tolist(), u_letter.tolist(),
-        strict=True,
-    ):  # fmt: skip
-        word = text[a:b]
-        if k == 0:  # substitute
-            new = word[:i] + _letter(word[i], u, qwerty, True) + word[i + 1 :]
-        elif k == 1:  # insert after the letter before (a neighbour of it with QWERTY)
-            new = word[:i] + _letter(word[max(i - 1, 0)], u, qwerty, False) + word[i:]
-        elif k == 2:  # delete
-            new = word[:i] + word[i + 1 :]
-        elif len(word) >= 2:  # adjacent transpose
-            new = word[:i] + word[i + 1] + word[i] + word[i + 2 :]
-        else:
-            new = word
-        if new != word:
-            new_words[j] = new
-            edits.append((a, word, new))
+    where = start + np.minimum((u_pos * width).astype(np.int64), width - 1)
+    src = np.frombuffer(text.encode("utf-32-le"), dtype="<u4")
+    # the letter a substitute replaces, or the one an insert follows (the first if at 0)
+    near = src[np.where(kind == 1, np.maximum(where - 1, start), where)] if m else src[:0]
+    letters = _letters(near, u_letter, qwerty, kind == 0)
+    arr = src.copy()
+    sub, ins, dele = kind == 0, kind == 1, kind == 2
+    tra = (kind == 3) & (length >= 2)
+    arr[where[sub]] = letters[sub]
+    t = where[tra]
+    arr[t], arr[t + 1] = src[t + 1], src[t]
+    same = np.zeros(m, dtype=bool)
+    same[tra] = src[t] == src[t + 1]  # transposing equal letters changes nothing
+    changed = sub | ins | dele | (tra & ~same)
+    keep = np.ones(len(arr), dtype=bool)
+    keep[where[dele]] = False
+    if ins.any():
+        arr = np.insert(arr, where[ins], letters[ins])
+        keep = np.insert(keep, where[ins], True)
+    out = arr[keep].tobytes().decode("utf-32-le")
+    # output start of every chosen word: its start shifted by the earlier length changes
+    delta = ins.astype(np.int64) - dele
+    out_start = start + np.cumsum(delta) - delta
+    edits = [
+        (a, text[a : a + n], out[c : c + n + d])
+        for a, n, c, d in zip(
+            start[changed].tolist(), length[changed].tolist(), out_start[changed].tolist(),
+            delta[changed].tolist(), strict=True,
+        )
+    ]  # fmt: skip
     return Perturbed(
-        text=_apply(text, spans, new_words),
+        text=out,
         source=text,
         operator="typos",
         params={
@@ -150,7 +203,7 @@ def add_typos(
             "alphabetic_only": alphabetic_only,
         },
         words_eligible=len(spans),
-        words_changed=len(new_words),
+        words_changed=len(edits),
         edits=tuple(edits),
     )
 
