@@ -126,11 +126,15 @@ def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--mb", type=float, default=1.0, help="size of the large text in MB")
     ap.add_argument("--out", type=Path, default=Path("results/charperturb/bench"))
+    ap.add_argument(
+        "--large-peer-sets", default="vs",
+        help="comma-separated sets glyphguard runs on above 64 KB (it takes ~12 µs per char)",
+    )  # fmt: skip
     args = ap.parse_args(argv)
     sizes = {"1 KB": 1_000, f"{args.mb:g} MB": int(args.mb * 1_000_000)}
     with quiet_dependencies():
         perturb = perturbation(sizes)
-        clean = sanitisers(sizes)
+        clean = sanitisers(sizes, large_peer_sets=tuple(args.large_peer_sets.split(",")))
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / "bench.json").write_text(json.dumps({"perturbation": perturb, "sanitiser": clean},
                                                     indent=1))  # fmt: skip
