@@ -99,7 +99,7 @@ def test_bad_arguments():
 
 
 @pytest.mark.slow  # importing transformers takes 20-60 s on the shared machine
-def test_kv_cached_scoring_equals_per_option_scoring():
+def test_kv_cached_scoring_equals_per_option_scoring(capfd):
     torch = pytest.importorskip("torch")
     transformers = pytest.importorskip("transformers")
     from icml26.charperturb.backends import TransformersBackend
@@ -109,10 +109,14 @@ def test_kv_cached_scoring_equals_per_option_scoring():
             return [ord(c) % 100 for c in s]
 
     torch.manual_seed(0)
-    cfg = transformers.GPT2Config(vocab_size=100, n_layer=2, n_embd=32, n_head=2)
+    cfg = transformers.GPT2Config(
+        vocab_size=100, n_layer=2, n_embd=32, n_head=2, bos_token_id=0, eos_token_id=0
+    )
     model = transformers.GPT2LMHeadModel(cfg).eval()
     opts = ["Paris", "Rome", "Berlin", "x"]
     a = TransformersBackend(model, Tok()).score_options("The capital is", opts)
     b = TransformersBackend(model, Tok(), cached=False).score_options("The capital is", opts)
     assert a == pytest.approx(b, abs=1e-4)
     assert len(set(a)) == 4
+    err = capfd.readouterr().err
+    assert "deprecated" not in err, err  # no cache-name warning from transformers

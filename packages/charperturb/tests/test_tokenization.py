@@ -11,6 +11,7 @@ from icml26.charperturb.tokenization import (
     fragmentation,
     multiset_survival,
     qwen,
+    survival_by_length,
 )
 
 S = "The quiet teacher found 7 books near the station."
@@ -26,6 +27,26 @@ def test_survival_definitions():
     assert multiset_survival([], [1]) == 1.0
     # clean tokens 1@0, 2@2; noisy: 1 starts at the mapped 0, 2 is found at a wrong place
     assert aligned_survival(([1, 2], [0, 2]), ([1, 5, 2], [0, 1, 3]), [0, 1, 5]) == 0.5
+
+
+def test_survival_by_token_length():
+    # clean "ab,c": tokens 1@0 ("ab"), 2@2 (","), 3@3 ("c"); the noisy tokenization keeps
+    # "," at its mapped place and loses "ab" and "c"
+    clean, noisy = ([1, 2, 3], [0, 2, 3]), ([7, 2, 8], [0, 4, 5])
+    share, one, longer = survival_by_length(clean, noisy, [0, 2, 4, 5], 4)
+    assert share == pytest.approx(2 / 3) and one == 0.5 and longer == 0.0
+    assert survival_by_length(([], []), ([], []), [], 0)[0] == 0.0
+
+
+@pytest.mark.parametrize("name", ["vs", "tags"])
+def test_noise_after_characters_never_splits_one_character_tokens(tokenizers, name):
+    """Why UCC-Inj survival has a floor: every surviving clean token is one character."""
+    p = inject_invisible(S, name, k=3, rng=0)
+    for tok in tokenizers:
+        f = fragmentation(tok, S, p.text, p.char_map())
+        assert f.multichar_survival == 0.0
+        assert f.single_char_survival == 1.0
+        assert f.survival == pytest.approx(f.single_char_share)
 
 
 def test_clean_text_is_unfragmented(tokenizers):

@@ -104,3 +104,31 @@ def test_char_map_follows_length_changing_typos():
         for i, c in enumerate(src):
             if c == " ":
                 assert p.text[m[i]] == " "
+
+
+def _one_edit_apart(a, b):
+    """a → b by one substitute, insert, delete or adjacent transpose."""
+    if len(a) == len(b):
+        d = [i for i in range(len(a)) if a[i] != b[i]]
+        return len(d) == 1 or (len(d) == 2 and d[1] == d[0] + 1 and a[d[0]] == b[d[1]])
+    short, long_ = (a, b) if len(a) < len(b) else (b, a)
+    return len(long_) == len(short) + 1 and any(
+        long_[:i] + long_[i + 1 :] == short for i in range(len(long_))
+    )
+
+
+@pytest.mark.parametrize("qwerty", [False, True])
+def test_every_typo_is_one_edit_and_the_record_rebuilds_the_text(qwerty):
+    src = "Quick Brown foxes jump over lazy dogs; Ärger über Größe, 42 times. " * 5
+    for seed in range(15):
+        p = add_typos(src, 0.8, rng=seed, qwerty=qwerty)
+        rebuilt, last = [], 0
+        for a, old, new in p.edits:
+            assert src[a : a + len(old)] == old and _one_edit_apart(old, new), (old, new)
+            diff = [i for i in range(len(old)) if len(old) == len(new) and old[i] != new[i]]
+            if len(diff) == 1:  # a substitute keeps the case of the letter it replaces
+                assert old[diff[0]].isupper() == new[diff[0]].isupper()
+            rebuilt += [src[last:a], new]
+            last = a + len(old)
+        assert "".join([*rebuilt, src[last:]]) == p.text
+        assert p.words_changed == len(p.edits) and _digits_ops(p.text) == _digits_ops(src)

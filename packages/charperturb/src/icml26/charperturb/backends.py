@@ -10,7 +10,8 @@ dict and reloaded from there.
 :class:`TransformersBackend` scores the options of a multiple-choice item by the summed
 log-probability of each option's tokens after the prompt, running the shared prompt once
 and reusing its key/value cache for every option (``cached=False`` runs prompt + option
-per option, the reference it must match). :class:`HTTPBackend` does the same against an
+per option, the reference it must match); the options run as one batch on the
+prompt's cache repeated per option. :class:`HTTPBackend` does the same against an
 OpenAI-compatible ``/completions`` endpoint (``echo`` + ``logprobs``); its API key never
 appears in a repr, a log line, a report or an error. :func:`score_items` turns a failed
 request into a per-item error record.
@@ -19,6 +20,7 @@ request into a per-item error record.
 from __future__ import annotations
 
 import importlib.util
+import inspect
 import logging
 import os
 from collections.abc import Iterable, Sequence
@@ -141,11 +143,20 @@ def load_smollm2(cache_dir: str | Path | None = None, device: str | None = None)
     return model, tok
 
 
+def _output_cache(res: Any) -> Any:
+    """The key/value cache of a model output, under its new name or the old one."""
+    keys = res.keys() if hasattr(res, "keys") else ()
+    return res["cache"] if "cache" in keys else res.past_key_values
+
+
 class TransformersBackend:
     """Option log-likelihoods from a causal LM, with a shared-prefix KV cache."""
 
     def __init__(self, model: Any, tokenizer: Any, *, cached: bool = True):
         self.model, self.tokenizer, self.cached = model, tokenizer, cached
+        # transformers ≥ 5.2x names the argument `cache` and warns on `past_key_values`
+        params = inspect.signature(model.forward).parameters
+        self._cache_kw = "cache" if "cache" in params else "past_key_values"
 
     def __repr__(self) -> str:
         return f"TransformersBackend({type(self.model).__name__}, cached={self.cached})"
@@ -168,13 +179,24 @@ class TransformersBackend:
         with torch.no_grad():
             if self.cached:
                 res = self.model(torch.tensor([p_ids], device=dev), use_cache=True)
-                cache, last = res.past_key_values, res.logits[0, -1]
-                for ids in o_ids:
-                    r = self.model(torch.tensor([ids], device=dev), past_key_values=cache,
-                                   use_cache=True)  # fmt: skip
-                    logits = torch.cat([last[None], r.logits[0, :-1]], 0)
-                    out.append(self._sum(logits, ids))
-                    cache.crop(-len(ids))  # drop the option, keep the prompt
+                cache, last = _output_cache(res), res.logits[0, -1]
+                kw = {self._cache_kw: cache}
+                if len(o_ids) > 1 and hasattr(cache, "batch_repeat_interleave"):
+                    # every option in one batch on the repeated prompt cache; right padding
+                    # is never attended by the real tokens before it (causal attention)
+                    width = max(len(ids) for ids in o_ids)
+                    cache.batch_repeat_interleave(len(o_ids))
+                    batch = [ids + ids[-1:] * (width - len(ids)) for ids in o_ids]
+                    r = self.model(torch.tensor(batch, device=dev), use_cache=True, **kw)
+                    for row, ids in enumerate(o_ids):
+                        logits = torch.cat([last[None], r.logits[row, : len(ids) - 1]], 0)
+                        out.append(self._sum(logits, ids))
+                else:  # one option after the other, cropping the cache back to the prompt
+                    for ids in o_ids:
+                        r = self.model(torch.tensor([ids], device=dev), use_cache=True, **kw)
+                        logits = torch.cat([last[None], r.logits[0, :-1]], 0)
+                        out.append(self._sum(logits, ids))
+                        cache.crop(-len(ids))
             else:
                 for ids in o_ids:
                     r = self.model(torch.tensor([p_ids + ids], device=dev))

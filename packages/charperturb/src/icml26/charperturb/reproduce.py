@@ -104,6 +104,15 @@ def _conditions(config: Config, text: str, rng: np.random.Generator):
     return out
 
 
+def _frag_values(f) -> tuple[float, ...]:
+    """Per-sentence means plus token counts of the one-character / longer classes."""
+    n1 = round(f.single_char_share * f.clean_tokens)
+    n2 = f.clean_tokens - n1
+    k1 = 0 if n1 == 0 else round(f.single_char_survival * n1)
+    k2 = 0 if n2 == 0 else round(f.multichar_survival * n2)
+    return (f.tokens_per_visible_char, f.inflation, f.survival, f.multiset_survival, n1, k1, n2, k2)
+
+
 def _fragmentation(config: Config, seed: int, rows: list[Row], records: list, notes: list):
     toks, failed = load_tokenizers(config.tokenizers)
     for name, why in failed.items():
@@ -117,14 +126,10 @@ def _fragmentation(config: Config, seed: int, rows: list[Row], records: list, no
         conds = _conditions(config, text, rng)
         for tname, tok in toks.items():
             base = fragmentation(tok, text, text)
-            acc.setdefault((tname, "clean (k=0)"), []).append(
-                (base.tokens_per_visible_char, 1.0, base.survival, base.multiset_survival)
-            )
+            acc.setdefault((tname, "clean (k=0)"), []).append(_frag_values(base))
             for label, p in conds:
                 f = fragmentation(tok, text, p.text, p.char_map())
-                acc.setdefault((tname, label), []).append(
-                    (f.tokens_per_visible_char, f.inflation, f.survival, f.multiset_survival)
-                )
+                acc.setdefault((tname, label), []).append(_frag_values(f))
         for label, p in conds:
             if p.words_eligible:
                 shares.setdefault(label, []).append(p.changed_share)
@@ -145,6 +150,8 @@ def _fragmentation(config: Config, seed: int, rows: list[Row], records: list, no
             logged = True
     for (tname, label), vals in acc.items():
         v = np.asarray(vals)
+        # survival pooled over tokens of each class (a sentence may have none of a class)
+        n1, k1, n2, k2 = v[:, 4:8].sum(0)
         rows.append(
             Row.of(
                 label,
@@ -153,6 +160,9 @@ def _fragmentation(config: Config, seed: int, rows: list[Row], records: list, no
                 inflation=v[:, 1].mean(),
                 survival=v[:, 2].mean(),
                 multiset_survival=v[:, 3].mean(),
+                single_char_share=n1 / max(n1 + n2, 1),
+                single_char_survival=k1 / n1 if n1 else float("nan"),
+                multichar_survival=k2 / n2 if n2 else float("nan"),
             )
         )
     for label, v in shares.items():
@@ -321,9 +331,9 @@ def _smollm2(config: Config, seed: int, rows: list[Row], records: list, notes: l
         sanitised.append(p)
     conds.append((f"UCC-Inj vs k={k_top}, sanitised", sanitised))
     for label, its in progress(conds, desc="SmolLM2 conditions"):
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         scores = score_items(backend, its)
-        secs = time.perf_counter() - t0
+        secs, cpu = time.perf_counter() - t0, time.process_time() - c0
         ok = [(it, s) for it, s in zip(its, scores, strict=True) if not s.error]
         correct = sum(s.choice == it.options.index(it.answer) for it, s in ok)
         n = len(ok)
@@ -340,6 +350,7 @@ def _smollm2(config: Config, seed: int, rows: list[Row], records: list, notes: l
                     chance=0.25,
                     prompt_tokens=ntok,
                     seconds=secs,
+                    cpu_seconds=cpu,
                     errors=len(its) - n,
                 )
             )
@@ -352,6 +363,12 @@ def _smollm2(config: Config, seed: int, rows: list[Row], records: list, notes: l
                 "correct": int(correct),
                 "errors": len(its) - n,
                 "seconds": secs,
+                "cpu_seconds": cpu,
+                # per item, for the budget study (accuracy and CI width vs items)
+                "item_correct": [
+                    None if s.error else bool(s.choice == it.options.index(it.answer))
+                    for it, s in zip(its, scores, strict=True)
+                ],
             }
         )
 
@@ -404,6 +421,23 @@ def judge(report: Report, config: Config) -> list[Check]:
                 f"{t}/{name}: {ratio:.1f}×, survival {100 * got[1]:.1f}%"
                 + ("" if good else " (FAILS)")
             )
+    multi, multi_ok = [], bool(tnames)
+    for t in tnames:
+        for name in config.sets:
+            try:
+                st = report.stat(
+                    f"UCC-Inj {name} k={config.claim_k}", "multichar_survival", f"fragmentation {t}"
+                )
+                floor = report.stat(
+                    f"UCC-Inj {name} k={config.claim_k}", "single_char_share", f"fragmentation {t}"
+                )
+            except KeyError:
+                multi_ok = False
+                continue
+            multi_ok &= st.mean < config.survival_threshold
+            multi.append(
+                f"{t}/{name}: {100 * st.mean:.1f}% (one-character tokens {100 * floor.mean:.1f}%)"
+            )
     checks.append(
         Check(
             f"(a) at k = {config.claim_k}: tokens per visible character ≥ "
@@ -411,6 +445,16 @@ def judge(report: Report, config: Config) -> list[Check]:
             f"{100 * config.survival_threshold:.0f}% for every invisible set and tokenizer",
             ok,
             "; ".join(details),
+        )
+    )
+    checks.append(
+        Check(
+            "(a) diagnostic, added in 0.2.0 after the survival part of (a) failed, not part of "
+            "the frozen claim: canonical-token survival of clean tokens longer than one "
+            f"character < {100 * config.survival_threshold:.0f}% at k = {config.claim_k} "
+            "(one-character tokens cannot be split by noise after them)",
+            multi_ok,
+            "; ".join(multi),
         )
     )
     ex = [r for r in report.records if r.get("kind") == "exact"]

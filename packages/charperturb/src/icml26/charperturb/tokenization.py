@@ -37,6 +37,7 @@ __all__ = [
     "multiset_survival",
     "qwen",
     "smollm2_tokenizer",
+    "survival_by_length",
 ]
 
 
@@ -150,6 +151,16 @@ def load_tokenizers(
     return loaded, failed
 
 
+def _survived(
+    clean: tuple[Sequence[int], Sequence[int]],
+    noisy: tuple[Sequence[int], Sequence[int]],
+    char_map: Sequence[int],
+) -> list[bool]:
+    ids, starts = clean
+    found = set(zip(noisy[1], noisy[0], strict=True))
+    return [(int(char_map[a]), t) in found for t, a in zip(ids, starts, strict=True)]
+
+
 def aligned_survival(
     clean: tuple[Sequence[int], Sequence[int]],
     noisy: tuple[Sequence[int], Sequence[int]],
@@ -161,12 +172,40 @@ def aligned_survival(
     ``clean``/``noisy`` are (ids, starts) pairs; ``char_map[i]`` is the noisy position of
     clean character i (the complement of UCC-Inj's recorded positions).
     """
+    if not clean[0]:
+        return 1.0
+    kept = _survived(clean, noisy, char_map)
+    return sum(kept) / len(kept)
+
+
+def survival_by_length(
+    clean: tuple[Sequence[int], Sequence[int]],
+    noisy: tuple[Sequence[int], Sequence[int]],
+    char_map: Sequence[int],
+    n_chars: int,
+) -> tuple[float, float, float]:
+    """(share of clean tokens that span at most one character, their survival, survival
+    of the longer clean tokens).
+
+    Noise inserted *after* every character cannot split a one-character token (a digit,
+    a comma, the space before a number), so those survive UCC-Inj whatever k is: their
+    share is a floor under :func:`aligned_survival`. NaN where a class is empty.
+    """
     ids, starts = clean
     if not ids:
-        return 1.0
-    found = set(zip(noisy[1], noisy[0], strict=True))
-    kept = sum((int(char_map[a]), t) in found for t, a in zip(ids, starts, strict=True))
-    return kept / len(ids)
+        return 0.0, float("nan"), float("nan")
+    kept = _survived(clean, noisy, char_map)
+    ends = [*starts[1:], n_chars]
+    single = [b - a <= 1 for a, b in zip(starts, ends, strict=True)]
+    n1 = sum(single)
+    k1 = sum(k for k, s in zip(kept, single, strict=True) if s)
+    k2 = sum(k for k, s in zip(kept, single, strict=True) if not s)
+    nan = float("nan")
+    return (
+        n1 / len(ids),
+        k1 / n1 if n1 else nan,
+        k2 / (len(ids) - n1) if len(ids) > n1 else nan,
+    )
 
 
 def multiset_survival(clean_ids: Sequence[int], noisy_ids: Sequence[int]) -> float:
@@ -196,6 +235,9 @@ class Fragmentation:
     words: int
     survival: float
     multiset_survival: float
+    single_char_share: float = float("nan")
+    single_char_survival: float = float("nan")
+    multichar_survival: float = float("nan")
 
     @property
     def clean_tokens_per_char(self) -> float:
@@ -231,6 +273,7 @@ def fragmentation(
         raise ValueError(f"char_map has {len(char_map)} entries for {len(clean)} characters")
     a = tokenizer.encode_with_offsets(clean)
     b = tokenizer.encode_with_offsets(noisy)
+    share1, surv1, surv2 = survival_by_length(a, b, char_map, len(clean))
     return Fragmentation(
         clean_tokens=len(a[0]),
         noisy_tokens=len(b[0]),
@@ -238,6 +281,9 @@ def fragmentation(
         words=len(_WORD.findall(clean)),
         survival=aligned_survival(a, b, char_map),
         multiset_survival=multiset_survival(a[0], b[0]),
+        single_char_share=share1,
+        single_char_survival=surv1,
+        multichar_survival=surv2,
     )
 
 

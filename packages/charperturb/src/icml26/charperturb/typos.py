@@ -58,42 +58,73 @@ def _match_case(new: str, old: str) -> str:
     return new.upper() if old.isupper() else new
 
 
-def _letter(rng: np.random.Generator, near: str | None, qwerty: bool) -> str:
-    if qwerty and near is not None and near.lower() in QWERTY_NEIGHBOURS:
-        pool = QWERTY_NEIGHBOURS[near.lower()]
-        return _match_case(pool[rng.integers(len(pool))], near)
-    c = string.ascii_lowercase[rng.integers(26)]
-    return _match_case(c, near) if near is not None else c
+#: the 25 lower-case letters other than each letter (a substitute always changes it)
+_OTHER_LETTERS = {c: string.ascii_lowercase.replace(c, "") for c in string.ascii_lowercase}
+_KIND_CODE = {k: i for i, k in enumerate(TYPO_KINDS)}
 
 
-def _one_typo(word: str, kind: str, rng: np.random.Generator, qwerty: bool) -> str:
-    n = len(word)
-    if kind == "substitute":
-        i = int(rng.integers(n))
-        # a substitute always changes the letter
-        for _ in range(8):
-            c = _letter(rng, word[i], qwerty)
-            if c != word[i]:
-                break
-        return word[:i] + c + word[i + 1 :]
-    if kind == "insert":
-        i = int(rng.integers(n + 1))
-        return word[:i] + _letter(rng, word[max(i - 1, 0)], qwerty) + word[i:]
-    if kind == "delete":
-        i = int(rng.integers(n))
-        return word[:i] + word[i + 1 :]
-    if n < 2:
-        return word
-    i = int(rng.integers(n - 1))
-    return word[:i] + word[i + 1] + word[i] + word[i + 2 :]
+def _letter(near: str, u: float, qwerty: bool, change: bool) -> str:
+    """A letter drawn by the uniform ``u``: a QWERTY neighbour of ``near`` (``qwerty``),
+    else any letter but ``near`` (``change``) or any letter; in ``near``'s case."""
+    low = near.lower()
+    if qwerty and low in QWERTY_NEIGHBOURS:
+        pool = QWERTY_NEIGHBOURS[low]
+    elif change and low in _OTHER_LETTERS:
+        pool = _OTHER_LETTERS[low]
+    else:
+        pool = string.ascii_lowercase
+    c = pool[int(u * len(pool))]
+    return c.upper() if near.isupper() else c
+
+
+def _table(pools: dict[str, str]) -> tuple[np.ndarray, np.ndarray]:
+    """Per lower-case letter: its pool's code points (padded) and the pool size."""
+    width = max(len(v) for v in pools.values())
+    codes = np.zeros((26, width), dtype="<u4")
+    sizes = np.zeros(26, dtype=np.int64)
+    for c, pool in pools.items():
+        i = ord(c) - 97
+        codes[i, : len(pool)] = [ord(x) for x in pool]
+        sizes[i] = len(pool)
+    return codes, sizes
+
+
+_ALL = dict.fromkeys(string.ascii_lowercase, string.ascii_lowercase)
+_TABLES = {
+    "qwerty": _table(QWERTY_NEIGHBOURS),
+    "other": _table(_OTHER_LETTERS),
+    "all": _table(_ALL),
+}
+
+
+def _letters(near: np.ndarray, u: np.ndarray, qwerty: bool, change: np.ndarray) -> np.ndarray:
+    """:func:`_letter` on arrays: code points drawn by ``u`` for the ``near`` code points."""
+    lower = near | 0x20
+    ascii_letter = (lower >= 97) & (lower <= 122)
+    li = np.where(ascii_letter, lower - 97, 0).astype(np.int64)
+    out = np.empty(len(near), dtype="<u4")
+    for name, mask in (
+        ("qwerty", ascii_letter & qwerty),
+        ("other", ascii_letter & ~np.asarray(qwerty) & change),
+        ("all", ~(ascii_letter & (qwerty | change))),
+    ):
+        codes, sizes = _TABLES[name]
+        n = sizes[li[mask]]
+        out[mask] = codes[li[mask], np.minimum((u[mask] * n).astype(np.int64), n - 1)]
+    upper = ascii_letter & (near <= 90)
+    out[upper] -= 32
+    for i in np.flatnonzero(~ascii_letter):  # other alphabets: the case of the letter
+        if chr(near[i]).isupper():
+            out[i] = ord(chr(out[i]).upper())
+    return out
 
 
 def _apply(text: str, spans: list[tuple[int, int]], new_words: dict[int, str]) -> str:
     parts, last = [], 0
-    for j, (a, b) in enumerate(spans):
-        if j in new_words:
-            parts += [text[last:a], new_words[j]]
-            last = b
+    for j in sorted(new_words):
+        a, b = spans[j]
+        parts += [text[last:a], new_words[j]]
+        last = b
     parts.append(text[last:])
     return "".join(parts)
 
@@ -120,17 +151,48 @@ def add_typos(
     spans = eligible_words(
         text, min_length=min_length, alphabetic_only=alphabetic_only, protect=protect
     )
-    chosen = rng.random(len(spans)) < p
-    new_words, edits = {}, []
-    for j in np.flatnonzero(chosen):
-        a, b = spans[j]
-        kind = kinds[int(rng.integers(len(kinds)))]
-        new = _one_typo(text[a:b], kind, rng, qwerty)
-        if new != text[a:b]:
-            new_words[int(j)] = new
-            edits.append((a, text[a:b], new))
+    # every draw and every edit on arrays of code points; Python only slices the changed
+    # words for the edit record
+    chosen = np.flatnonzero(rng.random(len(spans)) < p)
+    m = chosen.size
+    kind = np.array([_KIND_CODE[k] for k in kinds])[rng.integers(len(kinds), size=m)]
+    u_pos, u_letter = rng.random(m), rng.random(m)
+    ends = np.asarray(spans, dtype=np.int64).reshape(-1, 2)[chosen]
+    start, length = ends[:, 0], ends[:, 1] - ends[:, 0]
+    # positions: substitute/delete in [0, n), insert in [0, n], transpose in [0, n - 1)
+    width = np.where(kind == 1, length + 1, np.where(kind == 3, np.maximum(length - 1, 1), length))
+    where = start + np.minimum((u_pos * width).astype(np.int64), width - 1)
+    src = np.frombuffer(text.encode("utf-32-le"), dtype="<u4")
+    # the letter a substitute replaces, or the one an insert follows (the first if at 0)
+    near = src[np.where(kind == 1, np.maximum(where - 1, start), where)] if m else src[:0]
+    letters = _letters(near, u_letter, qwerty, kind == 0)
+    arr = src.copy()
+    sub, ins, dele = kind == 0, kind == 1, kind == 2
+    tra = (kind == 3) & (length >= 2)
+    arr[where[sub]] = letters[sub]
+    t = where[tra]
+    arr[t], arr[t + 1] = src[t + 1], src[t]
+    same = np.zeros(m, dtype=bool)
+    same[tra] = src[t] == src[t + 1]  # transposing equal letters changes nothing
+    changed = sub | ins | dele | (tra & ~same)
+    keep = np.ones(len(arr), dtype=bool)
+    keep[where[dele]] = False
+    if ins.any():
+        arr = np.insert(arr, where[ins], letters[ins])
+        keep = np.insert(keep, where[ins], True)
+    out = arr[keep].tobytes().decode("utf-32-le")
+    # output start of every chosen word: its start shifted by the earlier length changes
+    delta = ins.astype(np.int64) - dele
+    out_start = start + np.cumsum(delta) - delta
+    edits = [
+        (a, text[a : a + n], out[c : c + n + d])
+        for a, n, c, d in zip(
+            start[changed].tolist(), length[changed].tolist(), out_start[changed].tolist(),
+            delta[changed].tolist(), strict=True,
+        )
+    ]  # fmt: skip
     return Perturbed(
-        text=_apply(text, spans, new_words),
+        text=out,
         source=text,
         operator="typos",
         params={
@@ -141,7 +203,7 @@ def add_typos(
             "alphabetic_only": alphabetic_only,
         },
         words_eligible=len(spans),
-        words_changed=len(new_words),
+        words_changed=len(edits),
         edits=tuple(edits),
     )
 
@@ -164,19 +226,20 @@ def random_replacement(
     spans = eligible_words(
         text, min_length=min_length, alphabetic_only=alphabetic_only, protect=protect
     )
-    slots = np.array([i for a, b in spans for i in range(a, b)], dtype=np.int64)
+    starts = np.asarray([a for a, _ in spans], dtype=np.int64)
+    lengths = np.asarray([b - a for a, b in spans], dtype=np.int64)
+    # every character index inside an eligible word, without a per-character loop
+    slots = np.repeat(starts - np.cumsum(lengths) + lengths, lengths) + np.arange(lengths.sum())
     n = min(int(n_edits), slots.size)
     where = np.sort(rng.choice(slots, size=n, replace=False)) if n else slots[:0]
     chars = list(text)
     edits = []
-    for i in where:
+    for i, u in zip(where.tolist(), rng.random(n).tolist(), strict=True):
         old = chars[i]
-        new = old
-        while new == old:
-            new = _match_case(string.ascii_lowercase[rng.integers(26)], old)
-        chars[i] = new
-        edits.append((int(i), old, new))
-    touched = {j for j, (a, b) in enumerate(spans) if any(a <= e[0] < b for e in edits)}
+        chars[i] = new = _letter(old, u, False, True)
+        edits.append((i, old, new))
+    # the word each edit falls in (spans are sorted and disjoint)
+    touched = set((np.searchsorted(starts, where, side="right") - 1).tolist())
     return Perturbed(
         text="".join(chars),
         source=text,
