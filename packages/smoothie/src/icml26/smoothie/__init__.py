@@ -8,6 +8,7 @@ sampler; masked diffusion and an autoregressive model as baselines.
 """
 
 from icml26.smoothie.baselines import Autoregressive, MaskedDiffusion, copy_source
+from icml26.smoothie.d3pm import D3PM
 from icml26.smoothie.data import (
     Seq2Seq,
     SynonymTask,
@@ -20,6 +21,7 @@ from icml26.smoothie.data import (
     read_jsonl_splits,
     synonym_task,
 )
+from icml26.smoothie.diffusion_lm import DiffusionLM
 from icml26.smoothie.evaluation import (
     concept_accuracy,
     corpus_bleu,
@@ -49,11 +51,13 @@ from icml26.smoothie.space import (
 )
 
 __all__ = [
+    "D3PM",
     "ArctanSchedule",
     "Autoregressive",
     "CosineSDSchedule",
     "Denoiser",
     "DenoiserConfig",
+    "DiffusionLM",
     "DiffusionSpace",
     "EmbeddingSpace",
     "MaskedDiffusion",
@@ -87,4 +91,4 @@ __all__ = [
     "train_diffusion",
 ]
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"

@@ -9,7 +9,8 @@
   input, a token head, teacher forcing and greedy decoding (the FLAN-T5 role, scaled down).
 - :func:`copy_source` — the floor: output the source sequence unchanged.
 
-Not built (left open): D3PM uniform/absorbing and Diffusion-LM's rounding loss.
+D3PM (uniform and absorbing) is in :mod:`icml26.smoothie.d3pm`; it shares
+:class:`TokenBaseline`'s training skeleton.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from torch import Tensor, nn
 from icml26.smoothie.model import Denoiser, DenoiserConfig, TrainConfig, TrainResult, train_loop
 from icml26.smoothie.space import check_embeddings
 
-__all__ = ["Autoregressive", "MaskedDiffusion", "copy_source"]
+__all__ = ["Autoregressive", "MaskedDiffusion", "TokenBaseline", "copy_source"]
 
 
 def copy_source(src: Tensor) -> Tensor:
@@ -53,8 +54,58 @@ class _TokenModel(nn.Module):
         return self.net(self.embed(ids), t, src=s, src_mask=src_mask)
 
 
+class TokenBaseline:
+    """A token-level model on the Smoothie network, trained by the same rule.
+
+    Subclasses build ``self.model`` and define ``loss(trg, src, src_mask, generator)``;
+    :meth:`fit` runs :func:`train_loop` (AdamW, EMA, Plateau on the training loss,
+    all-reduce under a launcher) on it and keeps the EMA weights.
+    """
+
+    model: _TokenModel
+    name: str
+
+    def loss(
+        self,
+        trg: Tensor,
+        src: Tensor | None,
+        src_mask: Tensor | None,
+        generator: torch.Generator | None = None,
+    ) -> Tensor:
+        raise NotImplementedError
+
+    def fit(
+        self,
+        trg: Tensor,
+        src: Tensor | None,
+        src_mask: Tensor | None,
+        config: TrainConfig,
+        *,
+        seed: int,
+        device: str | torch.device = "cpu",
+    ) -> TrainResult:
+        gen = torch.Generator(device=device).manual_seed(seed + 1)
+        self.model.to(device)
+
+        def loss_fn(idx: Tensor) -> Tensor:
+            return self.loss(
+                trg[idx],
+                None if src is None else src[idx],
+                None if src_mask is None else src_mask[idx],
+                gen,
+            )
+
+        res = train_loop(
+            self.model, loss_fn, trg.shape[0], config, seed=seed, device=device,
+            desc=f"train {self.name}",
+        )  # fmt: skip
+        if res.ema is not None:
+            self.model.load_state_dict(res.ema)
+        return res
+
+
 @dataclass
-class MaskedDiffusion:
+class MaskedDiffusion(TokenBaseline):
     """MDLM-style masked diffusion with the Smoothie network (a token head instead of x0)."""
 
     config: DenoiserConfig
@@ -83,40 +134,6 @@ class MaskedDiffusion:
         logits = self.model(x, t, src, src_mask)
         ce = F.cross_entropy(logits.transpose(1, 2), trg, reduction="none")
         return ((ce * masked) / t[:, None]).mean()
-
-    def fit(
-        self,
-        trg: Tensor,
-        src: Tensor | None,
-        src_mask: Tensor | None,
-        config: TrainConfig,
-        *,
-        seed: int,
-        device: str | torch.device = "cpu",
-    ) -> TrainResult:
-        gen = torch.Generator(device=device).manual_seed(seed + 1)
-        self.model.to(device)
-
-        def loss_fn(idx: Tensor) -> Tensor:
-            return self.loss(
-                trg[idx],
-                None if src is None else src[idx],
-                None if src_mask is None else src_mask[idx],
-                gen,
-            )
-
-        res = train_loop(
-            self.model,
-            loss_fn,
-            trg.shape[0],
-            config,
-            seed=seed,
-            device=device,
-            desc="train masked diffusion",
-        )
-        if res.ema is not None:
-            self.model.load_state_dict(res.ema)
-        return res
 
     @torch.no_grad()
     def sample(
@@ -151,7 +168,7 @@ class MaskedDiffusion:
 
 
 @dataclass
-class Autoregressive:
+class Autoregressive(TokenBaseline):
     """A causal Transformer decoder with cross-attention (the AR reference)."""
 
     config: DenoiserConfig
@@ -169,41 +186,16 @@ class Autoregressive:
         bos = torch.full_like(trg[:, :1], self.bos_id)
         return torch.cat([bos, trg[:, :-1]], 1)
 
-    def loss(self, trg: Tensor, src: Tensor | None, src_mask: Tensor | None) -> Tensor:
-        logits = self.model(self._shift(trg), None, src, src_mask)
-        return F.cross_entropy(logits.transpose(1, 2), trg)
-
-    def fit(
+    def loss(
         self,
         trg: Tensor,
         src: Tensor | None,
         src_mask: Tensor | None,
-        config: TrainConfig,
-        *,
-        seed: int,
-        device: str | torch.device = "cpu",
-    ) -> TrainResult:
-        self.model.to(device)
-
-        def loss_fn(idx: Tensor) -> Tensor:
-            return self.loss(
-                trg[idx],
-                None if src is None else src[idx],
-                None if src_mask is None else src_mask[idx],
-            )
-
-        res = train_loop(
-            self.model,
-            loss_fn,
-            trg.shape[0],
-            config,
-            seed=seed,
-            device=device,
-            desc="train autoregressive",
-        )
-        if res.ema is not None:
-            self.model.load_state_dict(res.ema)
-        return res
+        generator: torch.Generator | None = None,
+    ) -> Tensor:
+        """Teacher-forced cross-entropy (deterministic: ``generator`` is unused)."""
+        logits = self.model(self._shift(trg), None, src, src_mask)
+        return F.cross_entropy(logits.transpose(1, 2), trg)
 
     @torch.no_grad()
     def sample(

@@ -37,7 +37,9 @@ from icml26.shared import (
     torch_threads,
 )
 from icml26.smoothie.baselines import Autoregressive, MaskedDiffusion, copy_source
+from icml26.smoothie.d3pm import D3PM
 from icml26.smoothie.data import Seq2Seq, SynonymTask, fit_sigmas, synonym_task
+from icml26.smoothie.diffusion_lm import DiffusionLM
 from icml26.smoothie.evaluation import (
     concept_accuracy,
     corpus_bleu,
@@ -64,6 +66,9 @@ NAMES = {
     "embedding": "embedding diffusion",
     "simplex": "simplex (TESS)",
     "masked": "masked diffusion (MDLM)",
+    "d3pm-uniform": "D3PM (uniform)",
+    "d3pm-absorbing": "D3PM (absorbing)",
+    "diffusion-lm": "Diffusion-LM (rounding)",
     "ar": "autoregressive",
     "copy": "copy source",
 }
@@ -122,6 +127,17 @@ PRESETS = {
             max_src_len=64,
         ),
         train=TrainConfig(batch_size=256, cap=200_000, window=1000, patience=5, min_delta=0.005),
+        methods=(
+            "smoothie",
+            "embedding",
+            "simplex",
+            "masked",
+            "d3pm-uniform",
+            "d3pm-absorbing",
+            "diffusion-lm",
+            "ar",
+            "copy",
+        ),
         steps=200,
         control_synonyms=1,
         device="cuda",
@@ -227,12 +243,17 @@ def run_task(config: Config, data: Seq2Seq, seed: int, group: str) -> tuple[list
                     steps=config.steps,
                     generator=gen,
                 )
-            elif key == "masked":
-                mdlm = MaskedDiffusion(config.model, data.embeddings)
-                stopping = mdlm.fit(
+            elif key in ("masked", "diffusion-lm") or key.startswith("d3pm-"):
+                if key == "masked":
+                    baseline = MaskedDiffusion(config.model, data.embeddings)
+                elif key == "diffusion-lm":
+                    baseline = DiffusionLM(config.model, data.embeddings)
+                else:
+                    baseline = D3PM(config.model, data.embeddings, kind=key.removeprefix("d3pm-"))
+                stopping = baseline.fit(
                     trg, src, mask, config.train, seed=derive_seed(seed, "train", key)
                 ).stopping
-                out = mdlm.sample(
+                out = baseline.sample(
                     length=length,
                     src=test_src,
                     src_mask=test_mask,

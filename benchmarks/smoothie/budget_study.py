@@ -1,0 +1,65 @@
+"""Budget study: concept accuracy of each method against the training cap (and N).
+
+Runs the smoke preset's task and models on development seeds (default 10; the
+evaluation seeds are 0-2) with the plateau rule unchanged and the cap raised, and
+appends one JSON record per (cap, method) to results/smoothie/budget/budget.jsonl as
+each finishes, so a long run can be read early. Usage:
+
+    python benchmarks/smoothie/budget_study.py --caps 400 800 1600 --seeds 10 \
+        --methods smoothie embedding simplex masked ar --steps 50
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from dataclasses import replace
+from pathlib import Path
+
+from icml26.shared import numpy_rng, quiet_dependencies, torch_threads
+from icml26.smoothie.data import synonym_task
+from icml26.smoothie.reproduce import NAMES, PRESETS, run_task
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--caps", type=int, nargs="+", default=[400, 800, 1600])
+    parser.add_argument("--seeds", type=int, nargs="+", default=[10])
+    parser.add_argument("--methods", nargs="+", default=["smoothie", "embedding", "simplex"])
+    parser.add_argument("--steps", type=int, nargs="+", default=[50], help="N sampling steps")
+    parser.add_argument("--out", default="results/smoothie/budget")
+    args = parser.parse_args()
+    unknown = sorted(set(args.methods) - set(NAMES))
+    if unknown:
+        parser.error(f"unknown methods {unknown}; use {sorted(NAMES)}")
+    base = PRESETS["smoke"]
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    path = out / "budget.jsonl"
+    with torch_threads(1), quiet_dependencies():
+        for seed in args.seeds:
+            data = synonym_task(base.task, numpy_rng(seed, "task"))
+            for cap in args.caps:
+                for n in args.steps:
+                    for method in args.methods:
+                        config = replace(
+                            base, train=replace(base.train, cap=cap), methods=(method,), steps=n
+                        )
+                        c0 = time.process_time()
+                        _, records = run_task(config, data, seed, f"cap={cap}")
+                        for rec in records:
+                            rec.update(cap=cap, steps_n=n, cpu_seconds=time.process_time() - c0)
+                            with path.open("a", encoding="utf-8") as f:
+                                f.write(json.dumps(rec) + "\n")
+                            print(
+                                f"seed {seed} cap {cap} N {n} {rec['method']}: concept "
+                                f"{rec.get('concept_accuracy', float('nan')):.1f} stop "
+                                f"{rec.get('stopping', {}).get('reason')} "
+                                f"{rec.get('stopping', {}).get('steps')}",
+                                flush=True,
+                            )
+
+
+if __name__ == "__main__":
+    main()
