@@ -448,7 +448,9 @@ class ContinualRouter:
         ]  # fmt: skip
         groups = [g for g in groups if g["params"]]
         optimizer = torch.optim.AdamW(groups, lr=c.lr_projection, weight_decay=c.weight_decay)
-        model, optimizer, loader = accelerator.prepare(router, optimizer, loader)
+        # the optimizer stays unwrapped: no mixed precision or accumulation here, and
+        # accelerate's wrapper looks a package up on the file system at every step
+        model, loader = accelerator.prepare(router, loader)
         per_epoch = len(loader)
         cap = c.max_epochs if c.max_epochs is not None else c.epochs
         total = cap * per_epoch  # schedule horizon
