@@ -2,6 +2,7 @@ from dataclasses import replace
 
 import numpy as np
 import pytest
+import torch
 
 from icml26.carve import CARVE, ContinualRouter, with_strategy
 from icml26.carve.batching import DomainBatchSampler
@@ -123,3 +124,44 @@ def test_bad_training_rows_are_rejected_before_training(tiny_hub, tiny_features,
         learner.learn(0, np.ones_like(xs_train[0], dtype=np.int64))
     assert learner.experiences_seen == 0
     assert np.isfinite(learner.router.model_embeddings.weight.detach().numpy()).all()
+
+
+def test_rule_does_not_stop_on_a_loss_at_the_uniform_guess(tiny_hub, tiny_features, fast_train):
+    """A router that cannot learn (every learning rate 0) keeps a loss above log K: the
+    rule skips such epochs and runs to the cap instead of calling it a plateau."""
+    _, xs_train, _ = tiny_features
+    frozen = replace(fast_train, epochs=2, max_epochs=6, lr_scale=0.0, lr_schedule="constant")
+    learner = ContinualRouter(tiny_hub, xs_train[0].shape[1], train=frozen,
+                              strategy=with_strategy(CARVE, replay=None), seed=0,
+                              device="cpu")  # fmt: skip
+    learner.learn(0, xs_train[0])
+    h = learner.history[0]
+    k = min(fast_train.candidates.k_total, tiny_hub.n_registered(0))
+    assert min(h["losses"]) >= np.log(k)  # the precondition: never below the uniform guess
+    assert h["epochs"] == 6 and h["stopping"]["reason"] == "cap"
+    assert h["epochs_above_chance"] == 6
+
+
+def test_ewc_fisher_uses_small_batches_and_the_penalty_bites(tiny_hub, tiny_features, fast_train):
+    """The official Fisher averages squared gradients of batches of 4: with the training
+    batch instead, disagreeing per-example gradients cancel and the penalty shrinks."""
+    from icml26.carve.baselines import EWC
+
+    _, xs_train, _ = tiny_features
+    learner = ContinualRouter(tiny_hub, xs_train[0].shape[1], train=fast_train, strategy=EWC,
+                              seed=0, device="cpu")  # fmt: skip
+    learner.learn(0, xs_train[0])
+    split = tiny_hub.experiences[0].train
+    n = tiny_hub.n_registered(0)
+    small = learner._fisher(xs_train[0], split.model, split.domain, n)
+    learner.strategy = with_strategy(EWC, ewc_fisher_batch=fast_train.batch_size)
+    large = learner._fisher(xs_train[0], split.model, split.domain, n)
+    total_small = sum(float(f.sum()) for f in small.values())
+    total_large = sum(float(f.sum()) for f in large.values())
+    assert total_small > 2 * total_large > 0
+    with torch.no_grad():
+        assert float(learner.ewc.penalty(learner.router)) == 0.0  # at the consolidated point
+        learner.router.projection.weight.add_(0.01)
+        assert float(learner.ewc.penalty(learner.router)) > 0.0
+    with pytest.raises(ValueError, match="ewc_fisher_batch"):
+        with_strategy(EWC, ewc_fisher_batch=0)

@@ -80,3 +80,17 @@ def test_cli_reproduce_with_data_and_its_errors(tmp_path, capsys, monkeypatch):
     (tmp_path / "cleaned-apibench-hf-val.json").write_text("{}\n")
     assert cli.main(["reproduce", "--data", str(tmp_path), "--seeds", "1"]) == 2
     assert "lacks the CMRBench files" in capsys.readouterr().err
+
+
+def test_cli_methods_subset_runs_in_order_and_rejects_unknown_names(tmp_path, capsys):
+    data = tmp_path / "data"
+    data.mkdir()
+    write_cmrbench(data)
+    args = ["reproduce", "--data", str(data), "--encoder", "hashed", "--seeds", "1",
+            "--out", str(tmp_path / "out")]  # fmt: skip
+    assert cli.main([*args, "--methods", "bm25,ewc-typo"]) == 2
+    assert "unknown --methods ['ewc-typo']" in capsys.readouterr().err
+    assert cli.main([*args, "--methods", "bm25, zero-shot"]) == 0
+    out = capsys.readouterr().out
+    assert out.index(rp.BM25) < out.index(rp.ZERO_SHOT) and rp.METHOD not in out
+    assert "written to" in out

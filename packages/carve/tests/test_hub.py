@@ -26,7 +26,7 @@ def test_simulated_hub_grows_by_appending(tiny_hub):
 
 
 def test_simulator_is_seeded_and_heavy_tailed():
-    cfg = HubConfig(n_experiences=4, n_domains=16, models_per_experience=60)
+    cfg = HubConfig(n_experiences=4, n_domains=16, models_per_experience=30)
     a = simulate_hub(cfg, numpy_rng(3, "hub"))
     b = simulate_hub(cfg, numpy_rng(3, "hub"))
     assert (

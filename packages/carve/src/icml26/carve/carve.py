@@ -21,7 +21,9 @@ until its epoch training loss has not improved on its best by a relative ``tol``
 ``patience`` epochs (:class:`icml26.shared.Plateau`, one value per epoch, the loss
 averaged over every process): phase 1 on its own objective (routing loss + anchors),
 for at most ``phase1_fraction`` x ``max_epochs`` epochs; phase 2 on the routing loss,
-with at least ``epochs`` and at most ``max_epochs`` epochs in all.
+with at least ``epochs`` and at most ``max_epochs`` epochs in all; a phase-2 epoch whose
+loss is at or above log K (the uniform guess over the K candidates: the router has not
+started to learn) is not judged (``history[i]["epochs_above_chance"]``).
 ``history[i]["stopping"]`` and ``["phase1_stopping"]`` are the rules' summaries;
 ``["train_errors"]`` the top-1 error on the fit's training set over every registered
 model after each epoch. ``lr_schedule="linear"`` decays over the ``max_epochs`` horizon
@@ -123,7 +125,11 @@ class Strategy:
     """The continual-learning recipe around the router.
 
     ``replay``: "coreset" (CARvE), "random" or None. ``two_phase`` enables the phase-1
-    schedule with anchors for experiences >= 2. ``ewc_lambda`` > 0 adds online EWC.
+    schedule with anchors for experiences >= 2. ``ewc_lambda`` > 0 adds online EWC, whose
+    diagonal Fisher is the mean squared gradient over batches of ``ewc_fisher_batch``
+    examples (official ``router_ewc_fisher_batch_size: 4``: the Fisher scales with
+    1 / batch size when the per-example gradients disagree, so the training batch would
+    weaken the penalty by up to 32x).
     """
 
     name: str = "CARvE"
@@ -140,6 +146,7 @@ class Strategy:
     anchor_projection: float = 5e4
     ewc_lambda: float = 0.0
     ewc_decay: float = 0.9
+    ewc_fisher_batch: int = 4
 
     def __post_init__(self) -> None:
         if self.replay not in (None, "coreset", "random"):
@@ -150,6 +157,8 @@ class Strategy:
             raise ValueError(f"phase1_fraction must lie in [0, 1), got {self.phase1_fraction}")
         if min(self.anchor_embedding, self.anchor_projection, self.ewc_lambda) < 0:
             raise ValueError("regularisation weights must be non-negative")
+        if self.ewc_fisher_batch < 1:
+            raise ValueError(f"ewc_fisher_batch must be positive, got {self.ewc_fisher_batch}")
 
 
 CARVE = Strategy()
@@ -439,7 +448,9 @@ class ContinualRouter:
         ]  # fmt: skip
         groups = [g for g in groups if g["params"]]
         optimizer = torch.optim.AdamW(groups, lr=c.lr_projection, weight_decay=c.weight_decay)
-        model, optimizer, loader = accelerator.prepare(router, optimizer, loader)
+        # the optimizer stays unwrapped: no mixed precision or accumulation here, and
+        # accelerate's wrapper looks a package up on the file system at every step
+        model, loader = accelerator.prepare(router, loader)
         per_epoch = len(loader)
         cap = c.max_epochs if c.max_epochs is not None else c.epochs
         total = cap * per_epoch  # schedule horizon
@@ -469,6 +480,8 @@ class ContinualRouter:
         phase1_losses: list[float] = []
         # house convergence rule on the epoch's mean phase-2 training loss (all ranks)
         rule = Plateau(window=1, patience=c.patience, min_delta=c.tol, cap=cap)
+        chance_loss = float(np.log(min(c.candidates.k_total, n_models)))
+        above_chance = 0
         epochs_run, step = 0, 0
         for epoch in range(cap):
             epoch_loss, epoch_batches, p1_loss, p1_batches = 0.0, 0, 0.0, 0
@@ -528,7 +541,13 @@ class ContinualRouter:
             if float(totals[1]) == 0:
                 continue  # still in phase 1: nothing to judge convergence on
             losses.append(float(totals[0] / totals[1]))
-            rule.update(losses[-1])
+            # a loss at or above the uniform guess over the K candidates, log K, means the
+            # router has not started to learn (CMRBench's first experience: flat for 3
+            # epochs, then falling fast); such an epoch is no plateau: the rule skips it
+            if losses[-1] < chance_loss:
+                rule.update(losses[-1])
+            else:
+                above_chance += 1
             if c.max_epochs is not None and epochs_run >= c.epochs and rule.stopped:
                 break
         if not rule.stopped or (rule.reason == "plateau" and c.max_epochs is None):
@@ -544,6 +563,7 @@ class ContinualRouter:
                              "full_losses": full_losses, "train_errors": train_errors,
                              "hard_share": hard_share,
                              "mined_models": miner.coverage, "stopping": rule.summary(),
+                             "epochs_above_chance": above_chance,
                              "world_size": accelerator.num_processes})  # fmt: skip
         log.info("%s: %d epochs, %d steps on %d examples (%d models), hard share %.2f",
                  s.name, epochs_run, step, len(x), n_models, hard_share)  # fmt: skip
@@ -584,8 +604,10 @@ class ContinualRouter:
     def _fisher(
         self, x: np.ndarray, gold: np.ndarray, dom: np.ndarray, n_models: int
     ) -> dict[str, torch.Tensor]:
-        """Diagonal empirical Fisher: mean squared gradient of the routing loss per batch."""
+        """Diagonal empirical Fisher: mean squared gradient of the routing loss over
+        batches of ``strategy.ewc_fisher_batch`` examples (official: 4), in eval mode."""
         c = self.train_config
+        step = self.strategy.ewc_fisher_batch
         router = self.router
         dev = router.projection.weight.device
         fisher = {k: torch.zeros_like(p) for k, p in router.named_parameters() if p.requires_grad}
@@ -593,10 +615,11 @@ class ContinualRouter:
         data = _Examples(x, gold, dom, np.zeros(len(x), dtype=bool))
         order = self.rng.permutation(len(x))
         n_batches = 0
-        for i in range(0, len(x), c.batch_size):
+        was_training = router.training
+        router.eval()
+        for i in range(0, len(x), step):
             batch = {
-                k: v.to(dev)
-                for k, v in data.__getitems__(order[i : i + c.batch_size].tolist()).items()
+                k: v.to(dev) for k, v in data.__getitems__(order[i : i + step].tolist()).items()
             }
             router.zero_grad(set_to_none=True)
             self._loss_terms(router, batch, n_models, miner, None, 1.0).backward()
@@ -605,6 +628,7 @@ class ContinualRouter:
                     fisher[k] += p.grad.detach().pow(2)
             n_batches += 1
         router.zero_grad(set_to_none=True)
+        router.train(was_training)
         return {k: f / max(1, n_batches) for k, f in fisher.items()}
 
 

@@ -29,6 +29,9 @@ def build_parser() -> argparse.ArgumentParser:
                      help="frozen query/card encoder (default: the preset's, 'auto')")  # fmt: skip
     rep.add_argument("--seeds", type=int, default=None, help="number of seeds (0..N-1)")
     rep.add_argument("--out", default=None, help="results root (default: results/)")
+    rep.add_argument("--methods", default=None, metavar="LIST",
+                     help="comma-separated subset, in this order, of: "
+                     + ", ".join(rp.METHOD_ALIASES))  # fmt: skip
     rep.add_argument("--check", action="store_true", help="exit 1 when the claim does not hold")
     return parser
 
@@ -45,6 +48,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         changes.update(source="cmrbench", data_dir=str(args.data))
     if args.encoder is not None:
         changes["encoder"] = args.encoder
+    if args.methods is not None:
+        names = [m.strip() for m in args.methods.split(",") if m.strip()]
+        unknown = [m for m in names if m not in rp.METHOD_ALIASES]
+        if unknown or not names:
+            print(f"icml26 carve: unknown --methods {unknown or names}; known: "
+                  f"{', '.join(rp.METHOD_ALIASES)}", file=sys.stderr)  # fmt: skip
+            return 2
+        changes["methods"] = tuple(rp.METHOD_ALIASES[m] for m in names)
     config = replace(config, **changes)
     if args.seeds is not None and args.seeds < 1:
         print("icml26 carve: --seeds must be at least 1", file=sys.stderr)

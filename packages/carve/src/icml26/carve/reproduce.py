@@ -71,6 +71,12 @@ NO_ANCHORS, RANDOM_BUFFER, ONE_PHASE = (
 )  # fmt: skip
 ABLATIONS = (NO_ANCHORS, RANDOM_BUFFER, ONE_PHASE)
 ALL_METHODS = (ZERO_SHOT, BM25, SEQ, EWC_NAME, REPLAY, TIES, METHOD, *ABLATIONS, JOINT)
+# short names for ``icml26 carve reproduce --methods``
+METHOD_ALIASES = {
+    "zero-shot": ZERO_SHOT, "bm25": BM25, "seq": SEQ, "ewc": EWC_NAME, "replay": REPLAY,
+    "ties": TIES, "carve": METHOD, "no-anchors": NO_ANCHORS, "random-buffer": RANDOM_BUFFER,
+    "one-phase": ONE_PHASE, "joint": JOINT,
+}  # fmt: skip
 SHORT = {"model": "M", "family": "F", "domain": "D"}
 ENCODERS = ("auto", "hashed", "minilm")
 BACKBONES = ("frozen", "minilm-lora", "tiny-lora")

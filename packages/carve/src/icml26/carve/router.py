@@ -147,10 +147,18 @@ class CarveRouter(nn.Module):
         return self.candidate_logits(x, candidates)
 
     def candidate_logits(self, x: torch.Tensor, candidates: torch.Tensor) -> torch.Tensor:
-        """s(q, m) for each row's candidate set: (B, K) from queries (B, D), ids (B, K)."""
+        """s(q, m) for each row's candidate set: (B, K) from queries (B, D), ids (B, K).
+
+        Computed as the (B, n) cosines against the normalised rows up to the largest
+        candidate id, then gathered: the same values as normalising the (B, K, d)
+        gathered rows, at a fraction of the cost (and of its backward) when B x K
+        exceeds the registry size."""
         z = F.normalize(self.encode(x), dim=-1)
-        e = F.normalize(self.model_embeddings(candidates), dim=-1)
-        return torch.einsum("bd,bkd->bk", z, e) / self.tau
+        if candidates.numel() == 0:
+            return z.new_zeros(candidates.shape)
+        n = int(candidates.max()) + 1
+        e = F.normalize(self.model_embeddings.weight[:n], dim=-1)
+        return (z @ e.T).gather(1, candidates) / self.tau
 
     def normalized_registry(self, n_models: int | None = None) -> torch.Tensor:
         """Unit rows e(m) of the first ``n_models`` registered models.
