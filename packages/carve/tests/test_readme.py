@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-import os
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 from icml26.shared.readme import quickstart_code
+from icml26.shared.testing import run_quickstart
 
 README = Path(__file__).resolve().parents[1] / "README.md"
 
@@ -18,12 +16,8 @@ def quickstart() -> str:
 
 
 def test_quickstart_runs_and_prints_the_stated_numbers(tmp_path):
-    env = {**os.environ, "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
-    out = subprocess.run(
-        [sys.executable, "-c", quickstart()], cwd=tmp_path, env=env, capture_output=True,
-        text=True, timeout=300, check=False,
-    )  # fmt: skip
-    assert out.returncode == 0, out.stderr[-2000:]
+    out = run_quickstart(README, cwd=tmp_path)
+    assert out.returncode == 0, out.tail()
     got = re.search(r"D-Acc ([\d.]+), D-FGT ([\d.]+)", out.stdout)
     assert got, out.stdout
     # the README says what the quickstart prints: "D-Acc 31.7, D-FGT 49.1", "[4, 4, 4]"

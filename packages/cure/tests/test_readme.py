@@ -3,16 +3,14 @@
 from __future__ import annotations
 
 import ast
-import os
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 from icml26.shared.readme import quickstart_code
+from icml26.shared.testing import run_quickstart
 
 README = Path(__file__).parents[1] / "README.md"
 
@@ -29,11 +27,8 @@ def _arrays(line: str) -> list[np.ndarray]:
 @pytest.mark.slow  # about 20 CPU-seconds: two short CURE stages
 def test_quickstart_runs_and_prints_what_the_readme_says():
     code = _quickstart()
-    env = {**os.environ, "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
-    done = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=300
-    )
-    assert done.returncode == 0, done.stderr[-2000:]
+    done = run_quickstart(README)
+    assert done.returncode == 0, done.tail()
     lines = done.stdout.strip().splitlines()
     printed = [ln for ln in code.splitlines() if ln.startswith("print(")]
     assert len(lines) == len(printed)

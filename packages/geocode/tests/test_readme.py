@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from icml26.shared import quickstart_code
+from icml26.shared.testing import run_quickstart
 
 README = Path(__file__).parents[1] / "README.md"
 
@@ -17,10 +15,8 @@ README = Path(__file__).parents[1] / "README.md"
 @pytest.mark.slow  # a fresh interpreter imports sympy, matplotlib and shapely
 def test_quickstart_prints_what_the_readme_says():
     code = quickstart_code(README)
-    env = {**os.environ, "OMP_NUM_THREADS": "1"}
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          env=env, timeout=300)  # fmt: skip
-    assert done.returncode == 0, done.stderr[-2000:]
+    done = run_quickstart(README)
+    assert done.returncode == 0, done.tail()
     printed = [ln for ln in code.splitlines() if ln.startswith("print(")]
     lines = done.stdout.strip().splitlines()
     assert len(lines) == len(printed)

@@ -3,15 +3,13 @@
 from __future__ import annotations
 
 import ast
-import os
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from icml26.shared.readme import quickstart_code
+from icml26.shared.testing import run_quickstart
 
 README = Path(__file__).parents[1] / "README.md"
 
@@ -19,11 +17,8 @@ README = Path(__file__).parents[1] / "README.md"
 @pytest.mark.slow  # about 10 CPU-seconds in a fresh interpreter
 def test_quickstart_runs_and_prints_what_the_readme_says():
     code = quickstart_code(README)
-    env = {**os.environ, "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
-    done = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=300
-    )
-    assert done.returncode == 0, done.stderr[-2000:]
+    done = run_quickstart(README)
+    assert done.returncode == 0, done.tail()
     assert "Warning" not in done.stderr
     lines = done.stdout.strip().splitlines()
     assert float(lines[0]) == float(code.split("# -> ")[1].split()[0])
