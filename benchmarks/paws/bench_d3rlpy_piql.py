@@ -12,10 +12,7 @@ the absolute seconds:
 from __future__ import annotations
 
 import argparse
-import contextlib
-import io
 import json
-import logging
 import time
 from pathlib import Path
 
@@ -35,7 +32,7 @@ from icml26.paws import (
     normalised_return,
     reference_returns,
 )
-from icml26.shared import numpy_rng, quiet_dependencies
+from icml26.shared import import_quietly, numpy_rng, quiet_dependencies
 
 
 def _timed(fn):
@@ -45,14 +42,8 @@ def _timed(fn):
 
 
 def _import_d3rlpy():
-    """d3rlpy imports gym, whose deprecation notice is printed to stderr: keep it there."""
-    with contextlib.redirect_stderr(io.StringIO()), contextlib.redirect_stdout(io.StringIO()):
-        import d3rlpy
-        import structlog
-
-    # d3rlpy logs every epoch through structlog at INFO: keep warnings and errors only
-    structlog.configure(wrapper_class=structlog.make_filtering_bound_logger(logging.WARNING))
-    return d3rlpy
+    """d3rlpy without gym's import banner and its per-epoch structlog INFO lines."""
+    return import_quietly("d3rlpy")
 
 
 def d3rlpy_piql(episodes, reward, steps: int, batch: int, seed: int):
