@@ -74,6 +74,18 @@ class TokenBaseline:
     ) -> Tensor:
         raise NotImplementedError
 
+    @staticmethod
+    def _batch(steps: int, src: Tensor | None, batch_size: int | None) -> int:
+        """The sampling batch size, after checking N (shared by the diffusion baselines)."""
+        if isinstance(steps, bool) or not isinstance(steps, int) or steps < 1:
+            raise ValueError(
+                f"the number of sampling steps N must be an integer ≥ 1, got {steps!r}"
+            )
+        b = src.shape[0] if src is not None else batch_size
+        if b is None:
+            raise ValueError("give src or batch_size")
+        return b
+
     def fit(
         self,
         trg: Tensor,
@@ -146,13 +158,7 @@ class MaskedDiffusion(TokenBaseline):
         steps: int = 200,
         generator: torch.Generator | None = None,
     ) -> Tensor:
-        if isinstance(steps, bool) or not isinstance(steps, int) or steps < 1:
-            raise ValueError(
-                f"the number of sampling steps N must be an integer ≥ 1, got {steps!r}"
-            )
-        b = src.shape[0] if src is not None else batch_size
-        if b is None:
-            raise ValueError("give src or batch_size")
+        b = self._batch(steps, src, batch_size)
         self.model.eval()
         x = torch.full((b, length), self.mask_id, dtype=torch.long, device=self.embeddings.device)
         ts = torch.linspace(1.0, 0.0, steps + 1)

@@ -150,13 +150,7 @@ class D3PM(TokenBaseline):
         generator: torch.Generator | None = None,
     ) -> Tensor:
         """Ancestral sampling over N equal steps from the stationary distribution."""
-        if isinstance(steps, bool) or not isinstance(steps, int) or steps < 1:
-            raise ValueError(
-                f"the number of sampling steps N must be an integer ≥ 1, got {steps!r}"
-            )
-        b = src.shape[0] if src is not None else batch_size
-        if b is None:
-            raise ValueError("give src or batch_size")
+        b = self._batch(steps, src, batch_size)
         self.model.eval()
         device = self.embeddings.device
         ones = torch.ones(b, dtype=torch.float64, device=device)
@@ -168,6 +162,4 @@ class D3PM(TokenBaseline):
             probs = self._reverse(self._x0_probs(logits), x, s, t)
             flat = probs.reshape(-1, self.states)
             x = torch.multinomial(flat, 1, generator=generator).view(b, length)
-        if self.kind == "absorbing":  # a position still masked after N steps: its best token
-            x = torch.where(x == self.vocab, logits.argmax(-1), x)
-        return x
+        return x  # the last step (s = 0, ᾱ_0 = 1) puts no mass on [MASK]

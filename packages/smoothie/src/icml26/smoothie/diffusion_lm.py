@@ -113,13 +113,7 @@ class DiffusionLM(TokenBaseline):
         generator: torch.Generator | None = None,
     ) -> Tensor:
         """N predict-x0 (clamped), re-noise steps from N(0, I); rounding at the end."""
-        if isinstance(steps, bool) or not isinstance(steps, int) or steps < 1:
-            raise ValueError(
-                f"the number of sampling steps N must be an integer ≥ 1, got {steps!r}"
-            )
-        b = src.shape[0] if src is not None else batch_size
-        if b is None:
-            raise ValueError("give src or batch_size")
+        b = self._batch(steps, src, batch_size)
         self.model.eval()
         table = self.model.table
         x = torch.randn((b, length, table.shape[1]), generator=generator, device=table.device)
