@@ -112,3 +112,21 @@ def test_clear_errors(splits):
                 MultimodalNet((4, 6), 3, "fusion", NO_DROPOUT.model),
             ]
         )
+
+
+def test_a_run_does_not_depend_on_its_stack_mates_with_dropout_on(splits):
+    # per-run dropout generators: the same job stacked with different neighbours
+    cfg = replace(
+        NO_DROPOUT,
+        epochs=3,
+        plateau_min_delta=0.0,
+        model=ModelConfig(**{**NO_DROPOUT.model.__dict__, "dropout": 0.5}),
+    )
+    job = Job("simmmdg", splits[0], seed=5)
+    a = train_batched([job, Job("simmmdg", splits[1], seed=6)], cfg, device="cpu")[0]
+    b = train_batched([Job("simmmdg", splits[1], seed=7), job], cfg, device="cpu")[1]
+    np.testing.assert_allclose(a.train_loss, b.train_loss, rtol=1e-5)
+    assert a.test_acc == b.test_acc
+    # and the dropout draws differ between runs of different seeds
+    c = train_batched([Job("simmmdg", splits[0], seed=8)], cfg, device="cpu")[0]
+    assert c.train_loss != a.train_loss

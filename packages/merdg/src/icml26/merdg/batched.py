@@ -17,8 +17,10 @@ all of them. This is exact, not an approximation:
 
 Initial parameters are those of :func:`icml26.merdg.train.train_method` (each run's
 :class:`MultimodalNet` is built under its own seed); with dropout off, both trainers give
-the same losses up to floating-point rounding (tested). Dropout masks come from one
-generator for the group, so with dropout on the two trainers draw different masks.
+the same losses up to floating-point rounding (tested). Each run draws its dropout masks
+from its own generator (seeded by the run's seed), so a run's numbers do not depend on
+which runs share its stack (tested); with dropout on, the stacked and the one-run
+trainers still draw different masks (the latter from the global generator).
 LARS (layer-wise norms) and multi-process runs use :func:`train_method` one run at a time.
 """
 
@@ -67,6 +69,7 @@ class _Stacked(nn.Module):
     def __init__(self, mods: Sequence[nn.Module]):
         super().__init__()
         self.normalize = isinstance(mods[0], ProjectHead) and bool(mods[0].normalize)
+        self.noise = None  # x -> uniform draws of x's shape (per-run generators)
         seqs = [m.head if isinstance(m, ProjectHead) else m for m in mods]
         self.kinds: list[tuple] = []
         self.weights = nn.ParameterList()
@@ -111,7 +114,8 @@ class _Stacked(nn.Module):
             elif kind[0] == "dropout":
                 if self.training and kind[1] > 0:
                     # inverted dropout; a uniform draw is ~2× faster than F.dropout's here
-                    x = x * (torch.rand_like(x) >= kind[1]) / (1.0 - kind[1])
+                    u = self.noise(x) if self.noise is not None else torch.rand_like(x)
+                    x = x * (u >= kind[1]) / (1.0 - kind[1])
             elif kind[0] == "layer":
                 x = F.layer_norm(x, x.shape[-1:], eps=kind[2]) * w[kind[1]] + w[kind[1] + 1]
             else:  # BatchNorm1d over each copy's batch
@@ -251,6 +255,25 @@ class StackedNet(nn.Module):
     def forward(self, xs: Sequence[torch.Tensor]) -> torch.Tensor:
         return self.logits_from(self.embed(xs))
 
+    def use_generators(self, generators: Sequence[torch.Generator]) -> None:
+        """Draw every dropout mask of run ``k`` from ``generators[k]`` alone, so a run's
+        numbers do not depend on which runs share its stack."""
+        if len(generators) != self.k:
+            raise ValueError(f"expected {self.k} generators, got {len(generators)}")
+        k = self.k
+
+        def noise(x: torch.Tensor) -> torch.Tensor:
+            slots = x.shape[0] // k  # slot-major rows: i·K + k belongs to run k
+            draws = [
+                torch.rand((slots, *x.shape[1:]), generator=g, device=x.device, dtype=x.dtype)
+                for g in generators
+            ]
+            return torch.stack(draws, dim=1).reshape(x.shape)
+
+        for mod in self.modules():
+            if isinstance(mod, _Stacked):
+                mod.noise = noise
+
     def snapshot(self, k: int) -> dict[str, torch.Tensor]:
         """Run ``k``'s rows of every stacked tensor (rows k, K + k, … of joint slots)."""
         return {name: t[k :: self.k].clone() for name, t in self.state_dict().items()}
@@ -364,6 +387,8 @@ def train_batched(
             )
     if any(m.dg for m in methods):
         raise ValueError("MixStyle and RSC runs train one at a time (train_method)")
+    if any(m.arch == "mbcd" for m in methods):
+        raise ValueError("MBCD runs (a teacher per run) train one at a time (train_method)")
     arch = {m.arch for m in methods}
     if len(arch) > 1:
         raise ValueError(f"stacked runs need one architecture, got {sorted(arch)}")
@@ -390,6 +415,7 @@ def train_batched(
                 MultimodalNet(trains[0].dims, int(trains[0].n_classes), m.arch, cfg.model)
             )
     net = StackedNet(models).to(device)
+    net.use_generators([torch.Generator(device=device).manual_seed(j.seed) for j in jobs])
     if cfg.optimizer == "adam":  # the multi-tensor kernel: one call for every stacked tensor
         opt = torch.optim.Adam(
             net.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay, foreach=True
@@ -507,8 +533,10 @@ def train_many(
         return METHODS[j.method] if isinstance(j.method, str) else j.method
 
     single = [
-        i for i, j in enumerate(jobs) if cfg.optimizer == "lars" or world > 1 or resolved(j).dg
-    ]  # LARS, several processes, MixStyle / RSC: one run at a time
+        i
+        for i, j in enumerate(jobs)
+        if cfg.optimizer == "lars" or world > 1 or resolved(j).dg or resolved(j).arch == "mbcd"
+    ]  # LARS, several processes, MixStyle / RSC, MBCD: one run at a time
     for i in single:
         j = jobs[i]
         try:
