@@ -9,9 +9,11 @@ smoke table does not use (default 3 and 4); one simulator knob changed per varia
 - ``M=3``: three modalities (the code is shared by every pair with modality 0).
 
 Methods: fusion, fusion + MER and the unimodal ensemble (``--simmmdg`` adds SimMMDG
-and SimMMDG + MER). Per variant: split-averaged last-epoch target accuracy (mean ± sd
-over seeds), the paired gain of fusion + MER over fusion, its margin over the unimodal
-ensemble, and the source-validation gap. CPU time is printed.
+and SimMMDG + MER; ``--mbcd`` adds MBCD on the variants named by ``--mbcd-variants``,
+default the preset simulator only, since MBCD trains one run at a time).
+``--variants`` picks a subset of the variants. Per variant: split-averaged last-epoch
+target accuracy (mean ± sd over seeds), the paired gain of fusion + MER over fusion,
+its margin over the unimodal ensemble, and the source-validation gap. CPU time is printed.
 
     uv run python benchmarks/merdg/off_preset.py
 """
@@ -36,6 +38,9 @@ def main() -> None:
     p.add_argument("--seeds", type=int, nargs="+", default=[3, 4])
     p.add_argument("--targets", type=int, nargs="+", default=[0, 1, 2, 3])
     p.add_argument("--simmmdg", action="store_true")
+    p.add_argument("--mbcd", action="store_true", help="add MBCD (reconstructed)")
+    p.add_argument("--mbcd-variants", nargs="+", default=["preset"])
+    p.add_argument("--variants", nargs="+", default=None, help="default: all four")
     p.add_argument("--epochs", type=int, default=None, help="cap (default: the preset's)")
     p.add_argument("--out", default="results/merdg/off_preset")
     args = p.parse_args()
@@ -48,22 +53,28 @@ def main() -> None:
         "amplitude=2": (replace(base.sim, amplitude=2.0), (0, 1)),
         "M=3": (replace(base.sim, n_modalities=3), (0, 1, 2)),
     }
+    if args.variants is not None:
+        unknown = set(args.variants) - set(variants)
+        if unknown:
+            raise SystemExit(f"unknown variants {sorted(unknown)}; choose from {list(variants)}")
+        variants = {k: v for k, v in variants.items() if k in args.variants}
     methods = ["fusion", "fusion+mer", "unimodal"]
     if args.simmmdg:
         methods += ["simmmdg", "simmmdg+mer"]
+    extra = {"mbcd": set(args.mbcd_variants) & set(variants)} if args.mbcd else {}
     acc: dict = {}  # variant -> method -> metric -> [per-seed split means]
     t0 = time.process_time()
     with torch_threads(1):
         for seed in args.seeds:
             cells = [
                 Cell(t, mods, METHODS[m], sim)
-                for sim, mods in variants.values()
+                for name, (sim, mods) in variants.items()
                 for t in args.targets
-                for m in methods
+                for m in methods + [e for e, where in extra.items() if name in where]
             ]
             recs = run_cells(base, seed, cells)
             for name, (sim, mods) in variants.items():
-                for m in methods:
+                for m in methods + [e for e, where in extra.items() if name in where]:
                     sel = [
                         r
                         for c, r in zip(cells, recs, strict=True)
@@ -76,10 +87,11 @@ def main() -> None:
             print(f"seed {seed} done, {time.process_time() - t0:.0f} CPU-s", flush=True)
     cpu = time.process_time() - t0
     rows = []
-    print("| variant | " + " | ".join(methods) + " | MER − fusion | MER − unimodal | val gap |")
-    print("|---|" + "---|" * (len(methods) + 3))
+    shown = methods + list(extra)
+    print("| variant | " + " | ".join(shown) + " | MER − fusion | MER − unimodal | val gap |")
+    print("|---|" + "---|" * (len(shown) + 3))
     for name, cells in acc.items():
-        t = {m: np.array(cells[m]["target"]) for m in methods}
+        t = {m: np.array(cells[m]["target"]) for m in shown if m in cells}
         gain = t["fusion+mer"] - t["fusion"]
         uni = t["fusion+mer"] - t["unimodal"]
         val = np.array(cells["fusion+mer"]["val"]) - np.array(cells["fusion"]["val"])
@@ -89,10 +101,10 @@ def main() -> None:
 
         print(
             f"| {name} | "
-            + " | ".join(ms(t[m]) for m in methods)
+            + " | ".join(ms(t[m]) if m in t else "–" for m in shown)
             + f" | {ms(gain)} | {ms(uni)} | {ms(val)} |"
         )
-        rows.append({"variant": name, **{m: t[m].tolist() for m in methods}})
+        rows.append({"variant": name, **{m: v.tolist() for m, v in t.items()}})
     print(f"\nseeds {args.seeds}; {cpu:.0f} CPU-s in all")
     path = Path(args.out)
     path.mkdir(parents=True, exist_ok=True)

@@ -112,3 +112,49 @@ def test_clear_errors(splits):
                 MultimodalNet((4, 6), 3, "fusion", NO_DROPOUT.model),
             ]
         )
+
+
+def test_a_run_does_not_depend_on_its_stack_mates_with_dropout_on(splits):
+    # per-run dropout generators: the same job stacked with different neighbours
+    cfg = replace(
+        NO_DROPOUT,
+        epochs=3,
+        plateau_min_delta=0.0,
+        model=ModelConfig(**{**NO_DROPOUT.model.__dict__, "dropout": 0.5}),
+    )
+    job = Job("simmmdg", splits[0], seed=5)
+    a = train_batched([job, Job("simmmdg", splits[1], seed=6)], cfg, device="cpu")[0]
+    b = train_batched([Job("simmmdg", splits[1], seed=7), job], cfg, device="cpu")[1]
+    np.testing.assert_allclose(a.train_loss, b.train_loss, rtol=1e-5)
+    assert a.test_acc == b.test_acc
+    # and the dropout draws differ between runs of different seeds
+    c = train_batched([Job("simmmdg", splits[0], seed=8)], cfg, device="cpu")[0]
+    assert c.train_loss != a.train_loss
+
+
+def test_flat_adam_is_torch_adam():
+    from icml26.merdg.batched import FlatAdam
+
+    def make():
+        torch.manual_seed(0)
+        return StackedNet([MultimodalNet((4, 5), 3, "fusion", NO_DROPOUT.model) for _ in range(2)])
+
+    a, b = make(), make()
+    ref = torch.optim.Adam(a.parameters(), lr=1e-2, weight_decay=1e-3, foreach=True)
+    flat = FlatAdam(b.parameters(), lr=1e-2, weight_decay=1e-3)
+    gen = torch.Generator().manual_seed(1)
+    for _ in range(5):
+        grads = [torch.randn(p.shape, generator=gen) for p in a.parameters()]
+        for p, g in zip(a.parameters(), grads, strict=True):
+            p.grad = g.clone()
+        flat.zero_grad()
+        for p, g in zip(b.parameters(), grads, strict=True):
+            p.grad.add_(g)  # gradients land in the flat buffer
+        ref.step()
+        flat.step()
+    for p, q in zip(a.parameters(), b.parameters(), strict=True):
+        torch.testing.assert_close(p, q, rtol=0, atol=1e-7)
+    assert (
+        float((flat.flat - torch.cat([p.detach().flatten() for p in b.parameters()])).abs().max())
+        == 0
+    )

@@ -43,7 +43,7 @@ def test_stacked_runs_and_dg_baselines_on_cuda(cuda):
         )
         splits.append(lodo_split(data, target, rng=np.random.default_rng(target)))
     cfg = TrainConfig(epochs=2, batch_size=30, model=ModelConfig(encoder_hidden=32))
-    methods = ("fusion+mer", "simmmdg+mer", "unimodal", "fusion+mixstyle", "fusion+rsc")
+    methods = ("fusion+mer", "simmmdg+mer", "unimodal", "fusion+mixstyle", "fusion+rsc", "mbcd")
     jobs = [Job(m, s, seed=i) for i, s in enumerate(splits) for m in methods]
     for res in train_many(jobs, cfg, device=cuda):
         assert not isinstance(res, Exception), res

@@ -4,9 +4,10 @@ Yarici & AlRegib, ICML 2026 (arXiv:2605.01967); official code olivesgatech/MER-D
 
 - :func:`mer_penalty` / :func:`mer_loss` — the per-modality loss (variance floor plus
   −logdet of the standardised feature correlation), added to any multimodal objective;
-- :class:`MultimodalNet` — per-modality encoders with late fusion, SimMMDG-lite, or the
-  unimodal ensemble; :func:`train_method` trains one recipe of :data:`METHODS` on a
-  leave-one-domain-out split with the :class:`BalancedDomainSampler`;
+- :class:`MultimodalNet` — per-modality encoders with late fusion, SimMMDG-lite, the
+  unimodal ensemble, or MBCD's fusion with uni-modal branches (:mod:`icml26.merdg.mbcd`);
+  :func:`train_method` trains one recipe of :data:`METHODS` on a leave-one-domain-out
+  split with the :class:`BalancedDomainSampler`;
   :func:`train_many` trains many (split, method) runs at once on stacked parameters;
 - :func:`probe_model` — the frozen-encoder probe, feature log-det and effective rank;
 - :func:`simulate_cooccurrence` — the CoOcc-MMDG simulator of "Fusion Overfitting";
@@ -27,6 +28,7 @@ from icml26.merdg.data import (
     simulate_cooccurrence,
     simulate_digits,
 )
+from icml26.merdg.mbcd import MBCDConfig
 from icml26.merdg.mer import (
     MERConfig,
     correlation_matrix,
@@ -57,6 +59,7 @@ __all__ = [
     "CoOccConfig",
     "Job",
     "LODOSplit",
+    "MBCDConfig",
     "MERConfig",
     "Method",
     "ModelConfig",
@@ -87,4 +90,4 @@ __all__ = [
     "variance_floor_loss",
 ]
 
-__version__ = "0.2.0"
+__version__ = "0.3.0"

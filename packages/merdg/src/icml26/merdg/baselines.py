@@ -10,7 +10,9 @@ names the baselines the paper compares against and the simplest strong one:
   averaged: it never sees two modalities at once, so a cross-modal co-occurrence cannot
   reach it (the simplest strong baseline on the simulator);
 - ``fusion+mixstyle``, ``fusion+rsc`` — the unimodal DG methods of SimMMDG's tables
-  (MixStyle, RSC; :mod:`icml26.merdg.dg`) inside late fusion, in the ``paper`` preset.
+  (MixStyle, RSC; :mod:`icml26.merdg.dg`) inside late fusion, in the ``paper`` preset;
+- ``mbcd`` — modality-balanced collaborative distillation (arXiv 2511.20258), a newer
+  MMDG peer, reconstructed from its abstract (:mod:`icml26.merdg.mbcd`), in ``paper``.
 
 :func:`lightly_variance_floor` computes the variance floor with ``lightly``'s VICReg
 variance term (``lightly.loss.vicreg_loss.variance_loss``) when that library is
@@ -29,7 +31,8 @@ __all__ = ["BASELINES", "MAIN_METHODS", "lightly_variance_floor"]
 MAIN_METHODS: tuple[str, ...] = ("fusion+mer", "fusion", "simmmdg+mer", "simmmdg", "unimodal")
 #: the baselines (everything but MER-DG's own variants)
 BASELINES: dict[str, Method] = {
-    k: METHODS[k] for k in ("fusion", "simmmdg", "unimodal", "fusion+mixstyle", "fusion+rsc")
+    k: METHODS[k]
+    for k in ("fusion", "simmmdg", "unimodal", "fusion+mixstyle", "fusion+rsc", "mbcd")
 }
 
 

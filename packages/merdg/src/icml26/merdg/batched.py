@@ -10,15 +10,17 @@ all of them. This is exact, not an approximation:
 - the total loss is the sum of the K per-run losses, each computed from its own
   parameters and batch, so each run's gradient is its own loss's gradient;
 - Adam and SGD (with weight decay and momentum) act elementwise, so one optimiser on the
-  stacked tensors equals K separate ones;
+  stacked tensors equals K separate ones (Adam runs on one flat buffer, :class:`FlatAdam`);
 - a run whose plateau rule fires keeps the parameters of its stopping epoch (a snapshot,
   restored at the end); its curves end there;
 - batch statistics (MER, SupCon, BatchNorm) are per run and per batch.
 
 Initial parameters are those of :func:`icml26.merdg.train.train_method` (each run's
 :class:`MultimodalNet` is built under its own seed); with dropout off, both trainers give
-the same losses up to floating-point rounding (tested). Dropout masks come from one
-generator for the group, so with dropout on the two trainers draw different masks.
+the same losses up to floating-point rounding (tested). Each run draws its dropout masks
+from its own generator (seeded by the run's seed), so a run's numbers do not depend on
+which runs share its stack (tested); with dropout on, the stacked and the one-run
+trainers still draw different masks (the latter from the global generator).
 LARS (layer-wise norms) and multi-process runs use :func:`train_method` one run at a time.
 """
 
@@ -48,7 +50,7 @@ from icml26.merdg.train import (
 )
 from icml26.shared import Plateau
 
-__all__ = ["Job", "StackedNet", "train_batched", "train_many"]
+__all__ = ["FlatAdam", "Job", "StackedNet", "train_batched", "train_many"]
 
 
 @dataclass(frozen=True)
@@ -67,6 +69,7 @@ class _Stacked(nn.Module):
     def __init__(self, mods: Sequence[nn.Module]):
         super().__init__()
         self.normalize = isinstance(mods[0], ProjectHead) and bool(mods[0].normalize)
+        self.noise = None  # x -> uniform draws of x's shape (per-run generators)
         seqs = [m.head if isinstance(m, ProjectHead) else m for m in mods]
         self.kinds: list[tuple] = []
         self.weights = nn.ParameterList()
@@ -111,18 +114,22 @@ class _Stacked(nn.Module):
             elif kind[0] == "dropout":
                 if self.training and kind[1] > 0:
                     # inverted dropout; a uniform draw is ~2× faster than F.dropout's here
-                    x = x * (torch.rand_like(x) >= kind[1]) / (1.0 - kind[1])
+                    u = self.noise(x) if self.noise is not None else torch.rand_like(x)
+                    x = x * (u >= kind[1]) / (1.0 - kind[1])
             elif kind[0] == "layer":
                 x = F.layer_norm(x, x.shape[-1:], eps=kind[2]) * w[kind[1]] + w[kind[1] + 1]
             else:  # BatchNorm1d over each copy's batch
                 _, j, eps, i = kind
                 rm, rv = getattr(self, f"mean{i}"), getattr(self, f"var{i}")
                 if self.training:
+                    # centred squares, not Tensor.var: over this middle axis var is ~2×
+                    # slower on CPU; the running variance is the unbiased one
+                    n = x.shape[-2]
                     mean = x.mean(-2, keepdim=True)
-                    var = x.var(-2, unbiased=False, keepdim=True)
+                    var = (x - mean).square().mean(-2, keepdim=True)
                     with torch.no_grad():
                         rm.lerp_(mean.squeeze(-2), self.momentum)
-                        rv.lerp_(x.var(-2, unbiased=True), self.momentum)
+                        rv.lerp_(var.squeeze(-2) * (n / max(n - 1, 1)), self.momentum)
                 else:
                     mean, var = rm.unsqueeze(-2), rv.unsqueeze(-2)
                 x = (x - mean) / torch.sqrt(var + eps) * w[j] + w[j + 1]
@@ -251,6 +258,25 @@ class StackedNet(nn.Module):
     def forward(self, xs: Sequence[torch.Tensor]) -> torch.Tensor:
         return self.logits_from(self.embed(xs))
 
+    def use_generators(self, generators: Sequence[torch.Generator]) -> None:
+        """Draw every dropout mask of run ``k`` from ``generators[k]`` alone, so a run's
+        numbers do not depend on which runs share its stack."""
+        if len(generators) != self.k:
+            raise ValueError(f"expected {self.k} generators, got {len(generators)}")
+        k = self.k
+
+        def noise(x: torch.Tensor) -> torch.Tensor:
+            slots = x.shape[0] // k  # slot-major rows: i·K + k belongs to run k
+            draws = [
+                torch.rand((slots, *x.shape[1:]), generator=g, device=x.device, dtype=x.dtype)
+                for g in generators
+            ]
+            return torch.stack(draws, dim=1).reshape(x.shape)
+
+        for mod in self.modules():
+            if isinstance(mod, _Stacked):
+                mod.noise = noise
+
     def snapshot(self, k: int) -> dict[str, torch.Tensor]:
         """Run ``k``'s rows of every stacked tensor (rows k, K + k, … of joint slots)."""
         return {name: t[k :: self.k].clone() for name, t in self.state_dict().items()}
@@ -272,6 +298,65 @@ class StackedNet(nn.Module):
                 if k < len(skip) and name in skip[k]:
                     continue
                 getattr(self, name).write(getattr(model, name), k)
+
+
+class FlatAdam:
+    """``torch.optim.Adam`` (L2 weight decay, no amsgrad) on one flat buffer.
+
+    Every parameter becomes a view into one flat tensor and its gradient a view into one
+    flat gradient buffer (backward accumulates into it in place), so a step is a few
+    elementwise kernels on one tensor instead of some per tensor. The update is
+    torch's multi-tensor Adam operation for operation (tested equal); parameters that
+    get no gradient see a zero one (with weight decay they still move: only heads a
+    run's loss never uses, which :meth:`StackedNet.write` leaves out).
+    """
+
+    def __init__(
+        self,
+        params,
+        lr: float = 1e-3,
+        betas: tuple[float, float] = (0.9, 0.999),
+        eps: float = 1e-8,
+        weight_decay: float = 0.0,
+    ):
+        params = [p for p in params if p.requires_grad]
+        if not params:
+            raise ValueError("FlatAdam needs at least one parameter")
+        self.lr, self.betas, self.eps, self.weight_decay = lr, betas, eps, weight_decay
+        first = params[0]
+        n = sum(p.numel() for p in params)
+        self.flat = torch.empty(n, device=first.device, dtype=first.dtype)
+        self.grad = torch.zeros_like(self.flat)
+        offset = 0
+        with torch.no_grad():
+            for p in params:
+                k = p.numel()
+                self.flat[offset : offset + k].copy_(p.detach().reshape(-1))
+                p.data = self.flat[offset : offset + k].view_as(p)
+                p.grad = self.grad[offset : offset + k].view_as(p)
+                offset += k
+        self.exp_avg = torch.zeros_like(self.flat)
+        self.exp_avg_sq = torch.zeros_like(self.flat)
+        self.steps = 0
+
+    def zero_grad(self) -> None:
+        self.grad.zero_()
+
+    @torch.no_grad()
+    def step(self) -> None:
+        beta1, beta2 = self.betas
+        self.steps += 1
+        grad = self.grad
+        if self.weight_decay:
+            grad = grad.add(self.flat, alpha=self.weight_decay)
+        # m ← β1 m + (1 − β1) g ;  v ← β2 v + (1 − β2) g²
+        self.exp_avg.lerp_(grad, 1 - beta1)
+        self.exp_avg_sq.mul_(beta2).addcmul_(grad, grad, value=1 - beta2)
+        bias1 = 1 - beta1**self.steps
+        bias2_sqrt = (1 - beta2**self.steps) ** 0.5
+        denom = self.exp_avg_sq.sqrt().div_(bias2_sqrt).add_(self.eps)
+        # p ← p − lr / (1 − β1ᵗ) · m / (√v / √(1 − β2ᵗ) + ε)
+        self.flat.addcdiv_(self.exp_avg, denom, value=-(self.lr / bias1))
 
 
 def _pad(arrays: Sequence[torch.Tensor], length: int) -> torch.Tensor:
@@ -364,6 +449,8 @@ def train_batched(
             )
     if any(m.dg for m in methods):
         raise ValueError("MixStyle and RSC runs train one at a time (train_method)")
+    if any(m.arch == "mbcd" for m in methods):
+        raise ValueError("MBCD runs (a teacher per run) train one at a time (train_method)")
     arch = {m.arch for m in methods}
     if len(arch) > 1:
         raise ValueError(f"stacked runs need one architecture, got {sorted(arch)}")
@@ -390,10 +477,9 @@ def train_batched(
                 MultimodalNet(trains[0].dims, int(trains[0].n_classes), m.arch, cfg.model)
             )
     net = StackedNet(models).to(device)
-    if cfg.optimizer == "adam":  # the multi-tensor kernel: one call for every stacked tensor
-        opt = torch.optim.Adam(
-            net.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay, foreach=True
-        )
+    net.use_generators([torch.Generator(device=device).manual_seed(j.seed) for j in jobs])
+    if cfg.optimizer == "adam":  # one flat buffer: a handful of kernels per step
+        opt = FlatAdam(net.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
     else:
         opt = _optimizer(net, cfg)
     n_max = max(len(t) for t in trains)
@@ -441,7 +527,7 @@ def train_batched(
                     alive = alive & ~bad
                     if not bool(alive.any()):
                         break
-                opt.zero_grad(set_to_none=True)
+                opt.zero_grad()
                 loss[alive].sum().backward()
                 opt.step()
                 total += loss.detach()
@@ -507,8 +593,10 @@ def train_many(
         return METHODS[j.method] if isinstance(j.method, str) else j.method
 
     single = [
-        i for i, j in enumerate(jobs) if cfg.optimizer == "lars" or world > 1 or resolved(j).dg
-    ]  # LARS, several processes, MixStyle / RSC: one run at a time
+        i
+        for i, j in enumerate(jobs)
+        if cfg.optimizer == "lars" or world > 1 or resolved(j).dg or resolved(j).arch == "mbcd"
+    ]  # LARS, several processes, MixStyle / RSC, MBCD: one run at a time
     for i in single:
         j = jobs[i]
         try:

@@ -93,7 +93,11 @@ def variance_floor_loss(z: torch.Tensor, eps: float = EPS) -> torch.Tensor:
 def _variance_floor(z: torch.Tensor, eps: float = EPS) -> torch.Tensor:
     """:func:`variance_floor_loss` without the input checks (for the training loop, which
     checks the loss itself every step)."""
-    std = torch.sqrt(z.var(dim=-2) + eps)
+    # the unbiased variance from centred squares (Tensor.var over the batch axis of a
+    # stacked batch is ~2× slower on CPU; same value up to rounding)
+    n = z.shape[-2]
+    var = (z - z.mean(dim=-2, keepdim=True)).square().sum(dim=-2) / (n - 1)
+    std = torch.sqrt(var + eps)
     return F.relu(1.0 - std).mean(dim=-1)
 
 
@@ -105,7 +109,7 @@ def correlation_matrix(z: torch.Tensor, eps: float = EPS, shrinkage: float = 0.0
     """
     n, d = z.shape[-2:]
     x = z - z.mean(dim=-2, keepdim=True)
-    std = x.std(dim=-2, unbiased=False, keepdim=True) + eps
+    std = x.square().mean(dim=-2, keepdim=True).sqrt() + eps  # the biased std
     x = x / std.clamp_min(eps)
     c = x.mT @ x / (n - 1)
     eye = torch.eye(d, device=z.device, dtype=z.dtype)

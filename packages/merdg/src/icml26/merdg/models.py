@@ -35,7 +35,7 @@ __all__ = [
     "translation_loss",
 ]
 
-ARCHITECTURES = ("fusion", "simmmdg", "unimodal")
+ARCHITECTURES = ("fusion", "simmmdg", "unimodal", "mbcd")
 
 
 @dataclass(frozen=True)
@@ -109,7 +109,8 @@ class MultimodalNet(nn.Module):
     modality (un-normalised ``z_m``, the MER input of fusion + MER). ``arch="simmmdg"``:
     the same fusion classifier, shared/specific BatchNorm heads with L2-normalised outputs
     and translation MLPs. ``arch="unimodal"``: one classifier per modality, no fusion
-    (the unimodal ensemble averages their softmax outputs).
+    (the unimodal ensemble averages their softmax outputs). ``arch="mbcd"``: late fusion
+    plus one uni-modal classifier per modality (:mod:`icml26.merdg.mbcd`).
     """
 
     def __init__(
@@ -139,6 +140,9 @@ class MultimodalNet(nn.Module):
             self.heads = nn.ModuleList(_classifier(E, n_classes, cfg) for _ in dims)
             return
         self.fusion = _classifier(M * E, n_classes, cfg)
+        if arch == "mbcd":
+            self.heads = nn.ModuleList(_classifier(E, n_classes, cfg) for _ in dims)
+            return
         if arch == "fusion":
             self.proj = nn.ModuleList(
                 ProjectHead(E, cfg.proj_hidden, cfg.proj_dim, norm="layer", normalize=False)

@@ -10,7 +10,8 @@ control repeats fusion and fusion + MER with a weak co-occurrence.
 
 ``paper``: M = 3 modalities of 128 dims (MLP-generated class signal), 10 classes, 5
 domains of 5 000 samples, all modality pairs and the triple, LARS with the official batch
-16, λ_mer ∈ {0.3, 1, 3, 10}, variance-only and log-det-only ablations; meant for a GPU.
+16, λ_mer ∈ {0.3, 1, 3, 10}, variance-only and log-det-only ablations, the unimodal DG
+baselines (MixStyle, RSC) and MBCD (:mod:`icml26.merdg.mbcd`); meant for a GPU.
 """
 
 from __future__ import annotations
@@ -113,6 +114,7 @@ PRESETS = {
             "fusion+logdet",
             "fusion+mixstyle",
             "fusion+rsc",
+            "mbcd",
         ),
         probe_methods=("fusion+mer", "fusion", "simmmdg+mer", "simmmdg"),
         modality_sets=((0, 1), (0, 2), (1, 2), (0, 1, 2)),

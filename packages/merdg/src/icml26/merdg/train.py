@@ -18,6 +18,7 @@ statistics are then per rank-shard.
 
 from __future__ import annotations
 
+import copy
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
@@ -27,6 +28,14 @@ import torch.nn.functional as F
 
 from icml26.merdg.data import LODOSplit, MultimodalData
 from icml26.merdg.dg import DG_METHODS, mixstyle, rsc_mask
+from icml26.merdg.mbcd import (
+    MBCDConfig,
+    distillation_loss,
+    ema_update,
+    gradient_consistency_loss,
+    modality_dropout_mask,
+    modality_dropout_probs,
+)
 from icml26.merdg.mer import MERConfig, mer_penalty
 from icml26.merdg.models import (
     ModelConfig,
@@ -54,7 +63,7 @@ class Method:
     """A training recipe: architecture, whether MER is on, and an optional MER override."""
 
     name: str
-    arch: str  # "fusion", "simmmdg" or "unimodal"
+    arch: str  # "fusion", "simmmdg", "unimodal" or "mbcd"
     mer: bool = False
     mer_config: MERConfig | None = None  # None: TrainConfig.mer
     dg: str | None = None  # a unimodal DG baseline inside fusion: "mixstyle" or "rsc"
@@ -78,6 +87,8 @@ METHODS: dict[str, Method] = {
     # unimodal DG baselines of SimMMDG's tables (icml26.merdg.dg)
     "fusion+mixstyle": Method("fusion+mixstyle", "fusion", dg="mixstyle"),
     "fusion+rsc": Method("fusion+rsc", "fusion", dg="rsc"),
+    # a newer MMDG peer, reconstructed from its abstract (icml26.merdg.mbcd)
+    "mbcd": Method("mbcd", "mbcd"),
 }
 
 
@@ -101,6 +112,7 @@ class TrainConfig:
     alpha_distance: float = 0.7  # SimMMDG --explore_loss_coeff
     alpha_trans: float = 0.1
     distance_normalized: bool = True  # False: the official unbounded −MSE (diverges here)
+    mbcd: MBCDConfig = field(default_factory=MBCDConfig)
     model: ModelConfig = field(default_factory=ModelConfig)
     drop_last: bool = True
 
@@ -282,6 +294,36 @@ def objective(
     return loss
 
 
+def mbcd_objective(
+    model: MultimodalNet,
+    teacher: MultimodalNet,
+    xs: Sequence[torch.Tensor],
+    y: torch.Tensor,
+    cfg: TrainConfig,
+    generator: torch.Generator | None = None,
+) -> torch.Tensor:
+    """MBCD's student objective (:mod:`icml26.merdg.mbcd`, reconstructed): fused CE under
+    adaptive modality dropout, the uni-modal CEs, gradient consistency and the
+    distillation of the weight-averaged teacher's fused prediction into each branch."""
+    c = cfg.mbcd
+    emb = model.embed(xs)
+    uni = [h(e) for h, e in zip(model.heads, emb, strict=True)]
+    uni_losses = [F.cross_entropy(u, y) for u in uni]
+    keep = modality_dropout_mask(
+        modality_dropout_probs(uni, y, c.p_max), len(y), generator=generator
+    )
+    fused_in = torch.cat([e * keep[:, m : m + 1] for m, e in enumerate(emb)], dim=1)
+    fused_loss = F.cross_entropy(model.fusion(fused_in), y)
+    loss = cfg.alpha_ce * fused_loss + torch.stack(uni_losses).mean()
+    if c.lambda_gc and torch.is_grad_enabled():
+        loss = loss + c.lambda_gc * gradient_consistency_loss(emb, uni_losses, fused_loss)
+    if c.lambda_kd:
+        with torch.no_grad():
+            teacher_logits = teacher(xs)
+        loss = loss + c.lambda_kd * distillation_loss(teacher_logits, uni, c.temperature)
+    return loss
+
+
 def method_loss(
     model: MultimodalNet,
     method: Method,
@@ -354,6 +396,10 @@ def train_method(
             for p in model.parameters():
                 torch.distributed.broadcast(p.data, src=0)
         opt = _optimizer(model, cfg)
+        teacher = None
+        if method.arch == "mbcd":  # the weight-averaging teacher, evaluated and returned
+            teacher = copy.deepcopy(model).eval().requires_grad_(False)
+            drop_gen = torch.Generator().manual_seed(seed)
         xs, y = _tensors(train, device)
         rule = Plateau(
             window=1, patience=cfg.plateau_patience, min_delta=cfg.plateau_min_delta, cap=cfg.epochs
@@ -366,7 +412,11 @@ def train_method(
                 idx = torch.as_tensor(batch[rank::world], device=device)
                 if not losses:  # the first epoch's indices of this rank
                     seen.extend(int(i) for i in idx.tolist())
-                loss = method_loss(model, method, [x[idx] for x in xs], y[idx], cfg)
+                bx, by = [x[idx] for x in xs], y[idx]
+                if teacher is None:
+                    loss = method_loss(model, method, bx, by, cfg)
+                else:
+                    loss = mbcd_objective(model, teacher, bx, by, cfg, drop_gen)
                 if not torch.isfinite(loss):
                     raise FloatingPointError(
                         f"{method.name}: the training loss became {float(loss)} at epoch "
@@ -380,6 +430,8 @@ def train_method(
                             torch.distributed.all_reduce(p.grad)
                             p.grad.div_(world)
                 opt.step()
+                if teacher is not None:
+                    ema_update(teacher, model, cfg.mbcd.ema_decay)
                 total += loss.detach()
                 count += 1
             if world > 1:
@@ -389,14 +441,15 @@ def train_method(
             if not math.isfinite(epoch_loss):
                 raise FloatingPointError(f"{method.name}: non-finite epoch loss {epoch_loss}")
             losses.append(epoch_loss)
-            val_acc.append(evaluate(model, split.val, device))
-            test_acc.append(evaluate(model, split.test, device))
+            scored = model if teacher is None else teacher
+            val_acc.append(evaluate(scored, split.val, device))
+            test_acc.append(evaluate(scored, split.test, device))
             rule.update(epoch_loss)
             if progress_callback is not None:
                 progress_callback()
     return TrainResult(
         method=method.name,
-        model=model,
+        model=model if teacher is None else teacher,
         train_loss=losses,
         val_acc=val_acc,
         test_acc=test_acc,
