@@ -67,6 +67,8 @@ def main(argv: list[str] | None = None) -> int:
         types = test.obs["cell_type"].astype(str).to_numpy()
         train_types = train.obs["cell_type"].astype(str).to_numpy()
         classifier = CellTypeClassifier(space, seed=args.seed).fit(train.X, train_types)
+        result["real_type_acc"] = classifier.accuracy(test.X, types)
+        print(f"real test cells: type accuracy {result['real_type_acc']:.3f}", flush=True)
         request = np.concatenate([[t] * int((types == t).sum()) for t in sorted(set(types))])
         sampler = {"solver": base.solver, "steps": base.solver_steps}
         mlp = MLPVAE(

@@ -17,6 +17,7 @@ from icml26.scldm.reproduce import (
     PAPER,
     PCA_EMBED,
     PRESETS,
+    REAL,
     RECON,
     judge,
     run,
@@ -45,6 +46,8 @@ def test_reduced_run_computes_every_table_and_check(tmp_path):
     assert {G_UNCOND, G_TYPE, G_PERT, G_RECON} <= set(report.groups)
     for metric in ("mmd", "corr_error", "type_acc"):
         assert math.isfinite(report.stat(RECON, metric, G_RECON).mean)
+    # the classifier's accuracy on the real test cells: the reference of every type accuracy
+    assert 0.5 <= report.stat(REAL, "type_acc", G_RECON).mean <= 1.0
     for method in ("scLDM", "scLDM AE + Gaussian prior", "MLP VAE"):
         for metric in ("mmd", "w1", "w2", "r2_mean", "r2_var", "corr_error", "knn_acc"):
             value = report.stat(method, metric, G_UNCOND).mean

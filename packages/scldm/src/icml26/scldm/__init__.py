@@ -101,4 +101,4 @@ __all__ = [
     "wsd_schedule",
 ]
 
-__version__ = "0.5.0"
+__version__ = "0.6.0"

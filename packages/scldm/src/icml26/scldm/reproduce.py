@@ -73,6 +73,8 @@ G_UNCOND, G_TYPE, G_PERT = "unconditional", "per cell type", "held-out perturbat
 # the autoencoder's own reconstructions of the test cells: the ceiling of any prior over its
 # latents (decoded NB draws at each test cell's latent)
 G_RECON, RECON = "autoencoder reconstruction", "scLDM AE reconstruction"
+# the real-cell classifier on the real test cells themselves: the bound of every type accuracy
+REAL = "real test cells"
 # how much cell identity each latent keeps: a kNN classifier fitted on the training cells'
 # embeddings labels the test cells' embeddings
 G_EMBED, PCA_EMBED = "latent kNN type accuracy", "PCA of log1p-CP10k"
@@ -474,6 +476,9 @@ def _run(config: Config, seed: int, out: Path) -> Report:
         "ae_plateau": float((model.autoencoder_stop or {}).get("reason") == "plateau"),
     }
     rows.append(Row.of(RECON, group=G_RECON, **ceiling))
+    real_acc = classifier.accuracy(test.X, types)
+    rows.append(Row.of(REAL, group=G_RECON, type_acc=real_acc))
+    records.append({"seed": seed, "group": G_RECON, "method": REAL, "type_acc": real_acc})
     records.append(
         {
             "seed": seed,
