@@ -332,8 +332,14 @@ def _all_reduce_mean(tensors: list[torch.Tensor]) -> None:
         t /= dist.get_world_size()
 
 
-def evaluate(result: TrainResult, problems: Sequence, *, batch: int = 128) -> dict:
-    """Greedy decoding on ``problems``: accuracy, parse rate, solve rates, element F1."""
+def evaluate(
+    result: TrainResult, problems: Sequence, *, batch: int = 128, per_item: bool = False
+) -> dict:
+    """Greedy decoding on ``problems``: accuracy, parse rate, solve rates, element F1.
+
+    ``per_item``: also return ``"correct_items"``, one bool per problem (for accuracies
+    on subsets, e.g. the images whose givens the annotation probe reads).
+    """
     model, vocab, arm = result.model, result.vocab, result.arm
     device = next(model.parameters()).device
     eos = vocab.index["<eos>"]
@@ -369,6 +375,8 @@ def evaluate(result: TrainResult, problems: Sequence, *, batch: int = 128) -> di
             out[f"{name}_rate"] = float(np.mean([r[flag] for r in rows]))
             out[f"solve_{name}_ok"] = float(np.mean(yes)) if yes else float("nan")
             out[f"solve_{name}_bad"] = float(np.mean(no)) if no else float("nan")
+    if per_item:
+        out["correct_items"] = [bool(r["correct"]) for r in rows]
     return out
 
 
