@@ -17,6 +17,12 @@ def test_arms_decode_their_chain_then_the_answer(problems):
     assert "POINT" in code and "ANGLE" in code
     with pytest.raises(ValueError, match="unknown arm"):
         target_tokens(p, "sketch")
+    from icml26.geocode.align import question_tokens
+
+    q, qg = question_tokens(p), question_tokens(p, givens=True)
+    assert q == ["<q>", *p.target] and not any(t.startswith("v") for t in q)  # no given
+    assert qg[: len(q)] == q and qg[len(q) :] == [t for v, d in p.givens for t in (v, f"v{d}")]
+    assert set(qg) <= set(Vocab.build([p]).tokens)
 
 
 def test_training_stops_by_the_rule_and_decodes(problems):
