@@ -15,7 +15,8 @@ smoke preset stays on: a run that plateaus earlier is scored at the step it stop
 Before the arms of each (size, seed), the annotation probe (a CNN that only reads the
 two givens' values) is trained with the same rule and cap; every arm's accuracy is also
 reported on the test images where the probe reads both givens and on the others, and
-the code arm's share of test images whose givens it decodes right. Prints a markdown
+the code arm's share of test images whose givens it decodes right (in an IR that
+parses, and anywhere in its decoded tokens). Prints a markdown
 table (CPU seconds include the scoring).
 """
 
@@ -77,7 +78,7 @@ def main() -> None:
         )
         vocab = Vocab.build([*train_set, *textbook])
         print("| train size | arm | seed | steps | stop | CPU s | accuracy (%) | "
-              "probe reads / fails (%) | givens decoded (%) |")  # fmt: skip
+              "probe reads / fails (%) | givens decoded: parsed IR / tokens (%) |")  # fmt: skip
         print("|---|---|---|---|---|---|---|---|---|", flush=True)
         a = config.align
         for size in args.sizes:
@@ -122,9 +123,14 @@ def main() -> None:
                                "acc_probe_reads": on, "acc_probe_fails": off}  # fmt: skip
                         if arm == "code":
                             row["givens_decoded"] = 100 * s["annotation_rate"]
+                            row["givens_in_tokens"] = 100 * s["givens_token_rate"]
                             row["parse_rate"] = s["parse_rate"]
                         rows.append(row)
-                        given = f"{row['givens_decoded']:.1f}" if arm == "code" else ""
+                        given = (
+                            f"{row['givens_decoded']:.1f} / {row['givens_in_tokens']:.1f}"
+                            if arm == "code"
+                            else ""
+                        )
                         print(
                             f"| {size} | {arm} | {seed} | {step} | {reason} | {cpu:.0f} | "
                             f"{acc:.1f} | {on:.1f} / {off:.1f} | {given} |",

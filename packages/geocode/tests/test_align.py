@@ -34,6 +34,7 @@ def test_training_stops_by_the_rule_and_decodes(problems):
     scores = evaluate(res, problems[:3])
     assert 0.0 <= scores["accuracy"] <= 1.0 and "parse_rate" in scores and "f1_circle" in scores
     assert "correct_items" not in scores
+    assert 0.0 <= scores["annotation_rate"] <= scores["givens_token_rate"] <= 1.0
     items = evaluate(res, problems[:3], per_item=True)["correct_items"]
     assert len(items) == 3 and sum(items) / 3 == scores["accuracy"]
     seen = []

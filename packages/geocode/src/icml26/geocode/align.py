@@ -370,11 +370,15 @@ def evaluate(
                 row.update({f"f1_{k}": v for k, v in f1.items()})
                 givens = {e for e in (gold or []) if e[0] == "ANGLE"}
                 row["givens_right"] = float(givens <= set(pred_el))
+                # parse-free: every given's ANGLE w v u value tokens occur in the chain
+                grams = {tuple(chain[i : i + 5]) for i in range(len(chain) - 4)}
+                row["givens_in_tokens"] = float(all(tuple(g) in grams for g in givens))
             rows.append(row)
     out = {"accuracy": float(np.mean([r["correct"] for r in rows]))}
     if arm == "code":
         keys = [k for k in rows[0] if k.startswith("f1_")]
         out.update({k: float(np.mean([r[k] for r in rows])) for k in keys})
+        out["givens_token_rate"] = float(np.mean([r["givens_in_tokens"] for r in rows]))
         for flag, name in (("parsed", "parse"), ("givens_right", "annotation")):
             yes = [r["correct"] for r in rows if r[flag]]
             no = [r["correct"] for r in rows if not r[flag]]
