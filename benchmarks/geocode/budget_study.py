@@ -2,22 +2,24 @@
 training-set size (development seeds, never the evaluation seeds 0-2; the smoke data).
 
     python benchmarks/geocode/budget_study.py [--steps 75 150 300] [--sizes 300 600 1200 2400]
-        [--seeds 7] [--arms none blind code caption] [--json out.json]
+        [--seeds 7] [--arms none blind code caption] [--pool N] [--json out.json]
 
 The training sets are nested: the first ``size`` problems of one GeoCode-tier train
-set of ``max(--sizes)`` problems drawn with the smoke preset's data seed (its first 600
-are the smoke train set). The test set is the smoke preset's 200 held-out-composition
-problems. One training run per (size, seed, arm) with the step cap at the largest
-budget; the test set is scored at every budget in ``--steps`` on the way (so a budget
-of 150 steps is the model after 150 steps of the same run). The plateau rule of the
-smoke preset stays on: a run that plateaus earlier is scored at the step it stops.
+set of ``max(--sizes)`` (or ``--pool``) problems drawn with the smoke preset's data
+seed. Generation keeps problems in program-index order, so the first n problems of any
+such set are the same (the first 600 are the smoke train set). The test set is the
+smoke preset's 200 held-out-composition problems. One training run per (size, seed,
+arm) with the step cap at the largest budget; the test set is scored at every budget
+in ``--steps`` on the way (a budget of 150 steps is the model after 150 steps of the
+same run). The plateau rule of the smoke preset stays on: a run that plateaus earlier
+is scored at the step it stops.
 
 Before the arms of each (size, seed), the annotation probe (a CNN that only reads the
 two givens' values) is trained with the same rule and cap; every arm's accuracy is also
 reported on the test images where the probe reads both givens and on the others, and
 the code arm's share of test images whose givens it decodes right (in an IR that
-parses, and anywhere in its decoded tokens). Prints a markdown
-table (CPU seconds include the scoring).
+parses, and anywhere in its decoded tokens). Prints a markdown table (CPU seconds
+include the scoring).
 """
 
 from __future__ import annotations
@@ -48,6 +50,13 @@ def main() -> None:
     ap.add_argument("--sizes", type=int, nargs="+", default=[300, 600, 1200, 2400])
     ap.add_argument("--seeds", type=int, nargs="+", default=[7])
     ap.add_argument("--arms", nargs="+", default=["none", "blind", "code", "caption"])
+    ap.add_argument(
+        "--pool",
+        type=int,
+        default=None,
+        help="size of the train set to slice (default: the largest size; name a larger "
+        "cached one to reuse it: its first n problems are the same)",
+    )
     ap.add_argument("--no-probe", action="store_true")
     ap.add_argument("--json", default=None)
     args = ap.parse_args()
@@ -60,7 +69,7 @@ def main() -> None:
         ap.error(f"unknown arms {sorted(bad)}")
     config = PRESETS["smoke"]
     budgets = sorted(set(args.steps))
-    pool = max(max(args.sizes), config.n_train)
+    pool = max(max(args.sizes), config.n_train, args.pool or 0)
     rows: list[dict] = []
 
     def dump() -> None:
