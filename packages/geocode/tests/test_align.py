@@ -17,6 +17,12 @@ def test_arms_decode_their_chain_then_the_answer(problems):
     assert "POINT" in code and "ANGLE" in code
     with pytest.raises(ValueError, match="unknown arm"):
         target_tokens(p, "sketch")
+    from icml26.geocode.align import question_tokens
+
+    q, qg = question_tokens(p), question_tokens(p, givens=True)
+    assert q == ["<q>", *p.target] and not any(t.startswith("v") for t in q)  # no given
+    assert qg[: len(q)] == q and qg[len(q) :] == [t for v, d in p.givens for t in (v, f"v{d}")]
+    assert set(qg) <= set(Vocab.build([p]).tokens)
 
 
 def test_training_stops_by_the_rule_and_decodes(problems):
@@ -27,6 +33,10 @@ def test_training_stops_by_the_rule_and_decodes(problems):
     assert res.stopping["reason"] in ("cap", "plateau") and res.stopping["steps"] <= 4
     scores = evaluate(res, problems[:3])
     assert 0.0 <= scores["accuracy"] <= 1.0 and "parse_rate" in scores and "f1_circle" in scores
+    assert "correct_items" not in scores
+    assert 0.0 <= scores["annotation_rate"] <= scores["givens_token_rate"] <= 1.0
+    items = evaluate(res, problems[:3], per_item=True)["correct_items"]
+    assert len(items) == 3 and sum(items) / 3 == scores["accuracy"]
     seen = []
     again = train(
         data, "code", cfg, seed=0, on_step=lambda k, r: seen.append((k, r.model.training))
@@ -40,6 +50,18 @@ def test_vocab_and_small_input_errors(problems):
     assert v.decode(v.encode(["POINT", "A", "<eos>"])) == ["POINT", "A", "<eos>"]
     with pytest.raises(ValueError, match="batch_size"):
         train(problems[:2], "none", AlignConfig(batch_size=8), seed=0)
+
+
+def test_probe_reports_which_images_it_reads(problems):
+    from icml26.geocode.baselines import AnnotationProbe
+    from icml26.shared import Plateau
+
+    torch.set_num_threads(1)
+    acc, stop = AnnotationProbe.fit_and_score(
+        problems, problems[:4], seed=0, rule=Plateau(1, 1, 0.0, 2), batch_size=4, per_item=True
+    )
+    assert stop["steps"] <= 2 and len(stop["read_items"]) == 4
+    assert acc == sum(stop["read_items"]) / 4
 
 
 def test_baselines_on_the_same_data(problems):

@@ -24,6 +24,19 @@ def test_generation_is_deterministic_per_seed():
     assert f.seeds == f.retained + sum(f.rejected.values())
 
 
+def test_tiers_bound_the_number_of_constructions():
+    from icml26.geocode.seeds import TIERS, sample_program
+
+    rng = np.random.default_rng(0)
+    for tier, (lo, hi) in TIERS.items():
+        for _ in range(10):
+            s = sample_program(rng, tier)
+            own = sum(1 for k, *_ in s.proof.steps if k != "segment")
+            assert max(lo, own) <= s.n_constructions <= max(hi, own), (tier, s.program.text)
+    with pytest.raises(ValueError, match="unknown tier"):
+        sample_program(rng, "huge")
+
+
 def test_question_leaks_no_given(problems):
     for p in problems:
         assert not any(ch.isdigit() for ch in p.question)

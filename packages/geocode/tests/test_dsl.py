@@ -23,6 +23,7 @@ KINDS_ARGS = {
     "centroid": ("A", "B", "C"),
     "intersect": ("A", "D", "B", "C"),
     "parallel": ("A", "B", "C"),
+    "tangent": ("C", "A", "B"),  # from C to the circle about A through B (|AC| > |AB|)
 }
 
 
@@ -36,6 +37,24 @@ def test_each_construction_satisfies_its_defining_relation(kind):
     # moving the point breaks the relation: the residuals can fail
     pts["X"] = pts["X"] + np.array([1e-3, -2e-3])
     assert max(abs(r) for r in residuals(step, pts)) > 1e-5
+
+
+def test_tangent_touches_the_circle_and_rejects_an_inside_point():
+    from icml26.geocode.dsl import Program
+    from icml26.geocode.ir import compile_ir, parse_ir, render_png
+
+    pts = base_triangle(50, 70)  # |AC| > |AB| = 1
+    step = Construction("tangent", "D", ("C", "A", "B"))
+    pts["D"] = construct(step, pts)
+    radius = np.hypot(*pts["D"] - pts["A"])
+    assert abs(radius - 1.0) < 1e-12  # on the circle, and OD ⟂ CD
+    assert abs(float((pts["D"] - pts["A"]) @ (pts["D"] - pts["C"]))) < 1e-12
+    ir = compile_ir(Program((step,)), pts, (("A", 50), ("B", 70)))
+    ops = {o.op for o in parse_ir(ir.text).ops}
+    assert {"CIRCLE", "RIGHT"} <= ops and render_png(ir.text, size_px=32)
+    inside = Construction("tangent", "E", ("B", "A", "C"))  # |AB| < |AC|: B is inside
+    assert not np.all(np.isfinite(construct(inside, pts)))
+    assert parse_program("triangle A B C\ntangent D C A B").steps == (step,)
 
 
 def test_both_derivations_of_each_template_agree():

@@ -10,9 +10,14 @@ from icml26.geocode.reproduce import PAPER, PRESETS, TINY, judge, run
 
 
 def test_tiny_reproduction_reports_every_part(tmp_path):
-    cfg = replace(TINY, cache=str(tmp_path / "cache"))
+    cfg = replace(TINY, cache=str(tmp_path / "cache"), depth_tests=("textbook",), n_depth_test=4)
     rep = run(cfg, 0, tmp_path)
     methods = set(rep.methods)
+    shallow = "held-out compositions, textbook tier"  # the off-preset depth recheck
+    assert {"none arm", "code arm", "template majority"} <= {
+        r.method for r in rep.rows if r.group == shallow
+    }
+    assert any(r.group.endswith("constructions") for r in rep.rows)
     assert {"code arm", "caption arm", "none arm", "blind (question only)"} <= methods
     assert {"template majority", "IR oracle (gold IR)", "annotation probe"} <= methods
     assert rep.stat("pipeline", "rerender_identical", "consistency").mean == 1.0
@@ -24,6 +29,11 @@ def test_tiny_reproduction_reports_every_part(tmp_path):
 
 def test_presets_and_paper():
     assert set(PRESETS) == {"smoke", "paper"}
+    assert all(c.depth_tests == () for c in PRESETS.values())  # off-preset only
+    from icml26.geocode.reproduce import _depth_tests
+
+    with pytest.raises(ValueError, match="unknown tier"):
+        _depth_tests(replace(TINY, depth_tests=("huge",)))
     assert PAPER.name == "geocode" and PAPER.arxiv == "2602.18745"
 
 

@@ -69,8 +69,11 @@ def target_tokens(problem, arm: str) -> list[str]:
     return [*chain, "<ans>", answer_token(problem.answer_value), "<eos>"]
 
 
-def question_tokens(problem) -> list[str]:
-    return ["<q>", *problem.target]
+def question_tokens(problem, givens: bool = False) -> list[str]:
+    """The question's tokens: the target angle's points; with ``givens`` (a diagnostic,
+    never a preset) also the two givens' vertices and values, as if read perfectly."""
+    extra = [t for v, d in problem.givens for t in (v, f"v{int(d)}")] if givens else []
+    return ["<q>", *problem.target, *extra]
 
 
 @dataclass
@@ -121,6 +124,8 @@ class AlignConfig:
     min_delta: float = 0.02
     cap: int = 600
     blind: bool = False  # the image is blanked (the question-only baseline)
+    # diagnostic only: the givens' values are also in the question (reading made perfect)
+    givens_in_question: bool = False
 
 
 class _Block(nn.Module):
@@ -287,7 +292,7 @@ def train(
     torch.manual_seed(seed)  # the same initial parameters on every rank
     gen = torch.Generator().manual_seed(seed * 1009 + me)  # each rank its own batches
     images = _images(problems)
-    prefix = [vocab.encode(question_tokens(p)) for p in problems]
+    prefix = [vocab.encode(question_tokens(p, config.givens_in_question)) for p in problems]
     targets = [vocab.encode(target_tokens(p, arm))[: config.max_len] for p in problems]
     model = AlignModel(len(vocab), config, image_px=images.shape[-1]).to(device)
     opt = torch.optim.AdamW(model.parameters(), lr=config.lr, weight_decay=config.weight_decay)
@@ -332,15 +337,22 @@ def _all_reduce_mean(tensors: list[torch.Tensor]) -> None:
         t /= dist.get_world_size()
 
 
-def evaluate(result: TrainResult, problems: Sequence, *, batch: int = 128) -> dict:
-    """Greedy decoding on ``problems``: accuracy, parse rate, solve rates, element F1."""
+def evaluate(
+    result: TrainResult, problems: Sequence, *, batch: int = 128, per_item: bool = False
+) -> dict:
+    """Greedy decoding on ``problems``: accuracy, parse rate, solve rates, element F1.
+
+    ``per_item``: also return ``"correct_items"``, one bool per problem (for accuracies
+    on subsets, e.g. the images whose givens the annotation probe reads).
+    """
     model, vocab, arm = result.model, result.vocab, result.arm
     device = next(model.parameters()).device
     eos = vocab.index["<eos>"]
     rows = []
     for s in range(0, len(problems), batch):
         chunk = problems[s : s + batch]
-        pre = _pad([vocab.encode(question_tokens(p)) for p in chunk]).to(device)
+        giv = model.config.givens_in_question
+        pre = _pad([vocab.encode(question_tokens(p, giv)) for p in chunk]).to(device)
         gold_len = max(len(target_tokens(p, arm)) for p in chunk)
         seqs = model.generate(_images(chunk).to(device), pre, gold_len + 16, eos)
         for p, ids in zip(chunk, seqs, strict=True):
@@ -358,17 +370,23 @@ def evaluate(result: TrainResult, problems: Sequence, *, batch: int = 128) -> di
                 row.update({f"f1_{k}": v for k, v in f1.items()})
                 givens = {e for e in (gold or []) if e[0] == "ANGLE"}
                 row["givens_right"] = float(givens <= set(pred_el))
+                # parse-free: every given's ANGLE w v u value tokens occur in the chain
+                grams = {tuple(chain[i : i + 5]) for i in range(len(chain) - 4)}
+                row["givens_in_tokens"] = float(all(tuple(g) in grams for g in givens))
             rows.append(row)
     out = {"accuracy": float(np.mean([r["correct"] for r in rows]))}
     if arm == "code":
         keys = [k for k in rows[0] if k.startswith("f1_")]
         out.update({k: float(np.mean([r[k] for r in rows])) for k in keys})
+        out["givens_token_rate"] = float(np.mean([r["givens_in_tokens"] for r in rows]))
         for flag, name in (("parsed", "parse"), ("givens_right", "annotation")):
             yes = [r["correct"] for r in rows if r[flag]]
             no = [r["correct"] for r in rows if not r[flag]]
             out[f"{name}_rate"] = float(np.mean([r[flag] for r in rows]))
             out[f"solve_{name}_ok"] = float(np.mean(yes)) if yes else float("nan")
             out[f"solve_{name}_bad"] = float(np.mean(no)) if no else float("nan")
+    if per_item:
+        out["correct_items"] = [bool(r["correct"]) for r in rows]
     return out
 
 
@@ -507,7 +525,8 @@ def grpo(
         idx = torch.randint(len(problems), (config.batch_size,), generator=gen).tolist()
         chunk = [problems[i] for i in idx for _ in range(g)]
         images = _images(chunk).to(device)
-        prefix = _pad([vocab.encode(question_tokens(p)) for p in chunk]).to(device)
+        giv = policy.config.givens_in_question
+        prefix = _pad([vocab.encode(question_tokens(p, giv)) for p in chunk]).to(device)
         max_new = max(len(target_tokens(p, arm)) for p in chunk) + 16
         policy.eval()
         seqs = policy.generate(

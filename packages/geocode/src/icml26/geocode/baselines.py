@@ -82,9 +82,20 @@ class AnnotationProbe(nn.Module):
 
     @classmethod
     def fit_and_score(
-        cls, train: Sequence, test: Sequence, *, seed: int, rule: Plateau, batch_size: int = 32
+        cls,
+        train: Sequence,
+        test: Sequence,
+        *,
+        seed: int,
+        rule: Plateau,
+        batch_size: int = 32,
+        per_item: bool = False,
     ) -> tuple[float, dict]:
-        """Train to a plateau of the training loss; accuracy of reading both givens."""
+        """Train to a plateau of the training loss; accuracy of reading both givens.
+
+        ``per_item``: the summary also holds ``"read_items"``, one bool per test image
+        (both givens read right).
+        """
         from icml26.geocode.align import _images
 
         torch.manual_seed(seed)
@@ -101,5 +112,8 @@ class AnnotationProbe(nn.Module):
             rule.update(loss.item())
         with torch.no_grad():
             pred = model(_images(test)).argmax(-1)
-        both = (pred == cls.labels(test)).all(dim=1).float().mean().item()
-        return float(both), rule.summary()
+        items = (pred == cls.labels(test)).all(dim=1)
+        summary = rule.summary()
+        if per_item:
+            summary["read_items"] = [bool(v) for v in items.tolist()]
+        return float(items.float().mean().item()), summary

@@ -51,6 +51,9 @@ ARITY: dict[str, int] = {
     "centroid": 3,  # centroid X P Q R
     "intersect": 4,  # intersect X P Q R S: line PQ ∩ line RS
     "parallel": 3,  # parallel X P Q R: PX ∥ QR and |PX| = |QR| (a parallelogram vertex)
+    # tangent X P O Q: PX touches the circle about O through Q at X (the touching point
+    # counter-clockwise of OP; the circle is drawn); P inside the circle: no point
+    "tangent": 3,
     "segment": 2,  # segment P Q: draw only, defines no point
 }
 KINDS = tuple(ARITY)
@@ -226,6 +229,16 @@ def construct(step: Construction, pts: Mapping[str, np.ndarray]) -> np.ndarray |
         if k == "parallel":
             p, q, r = a
             return p + (r - q)
+        if k == "tangent":
+            p, o, q = a
+            radius, d = float(np.hypot(*(q - o))), float(np.hypot(*(p - o)))
+            if not d > radius:  # P on or inside the circle: no tangent from it
+                return np.full(2, np.nan)
+            th = np.arccos(radius / d)
+            u = (p - o) / d
+            turned = np.array([np.cos(th) * u[0] - np.sin(th) * u[1],
+                               np.sin(th) * u[0] + np.cos(th) * u[1]])  # fmt: skip
+            return o + radius * turned
     raise ValueError(f"unknown construction {k!r}")  # pragma: no cover - Construction checks
 
 
@@ -267,6 +280,9 @@ def residuals(step: Construction, pts: Mapping[str, np.ndarray], scale: float = 
     if k == "parallel":
         p, q, r = a
         return [_cross(x - p, r - q) / s2, (np.hypot(*(x - p)) - np.hypot(*(r - q))) / s]
+    if k == "tangent":  # OX ⟂ PX and X on the circle
+        p, o, q = a
+        return [float((x - o) @ (x - p)) / s2, (np.hypot(*(x - o)) - np.hypot(*(q - o))) / s]
     raise ValueError(f"unknown construction {k!r}")  # pragma: no cover
 
 

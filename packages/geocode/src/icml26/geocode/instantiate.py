@@ -41,6 +41,7 @@ _KIND_TEXT = {
     "centroid": "{o} is the centroid of {a}{b}{c}",
     "intersect": "{o} is where lines {a}{b} and {c}{d} meet",
     "parallel": "{a}{o} is parallel and equal to {b}{c}",
+    "tangent": "{a}{o} touches the circle about {b} through {c} at {o}",
     "segment": "segment {a}{b} is drawn",
 }
 

@@ -194,6 +194,11 @@ def compile_ir(
             p, q, r = args
             seg(p, x), seg(q, r)
             marks.append(Op("PAR", (p, x, q, r), ()))
+        elif s.kind == "tangent":
+            p, o, q = args
+            seg(p, x), seg(o, x)
+            marks.append(Op("CIRCLE", (o,), (float(np.hypot(*(coords[q] - coords[o]))),)))
+            marks.append(Op("RIGHT", (x, o, p), ()))
     ops += [Op("SEG", s, ()) for s in segs]
     ops += marks
     rest = {a: (b, c), b: (c, a), c: (a, b)}

@@ -51,6 +51,10 @@ class Config:
     # GRPO after SFT for the three arms (format + answer rewards); None: SFT only
     grpo: GRPOConfig | None = None
     arms: tuple[str, ...] = ARMS
+    # off-preset: tiers of further held-out-composition test sets ("textbook": 1-2,
+    # "deep": 9-11 constructions) every model is also scored on; () in the presets
+    depth_tests: tuple[str, ...] = ()
+    n_depth_test: int = 100
     min_gain: float = 5.0  # points: code arm over the none arm
     min_over_blind: float = 10.0  # points: every arm over the blind model
     device: str | None = "cpu"
@@ -111,6 +115,41 @@ def _data(config: Config):
     return train_set, test_set, textbook, funnel, tb_funnel
 
 
+def _depth_buckets(problems) -> dict[str, list[bool]]:
+    """Masks of the test problems by their number of point constructions (non-empty)."""
+    from icml26.geocode.dsl import parse_program
+
+    n = [sum(s.out is not None for s in parse_program(p.program).steps) for p in problems]
+    out = {}
+    for lo, hi in ((1, 3), (4, 5), (6, 6), (7, 8), (9, 99)):
+        mask = [lo <= k <= hi for k in n]
+        if any(mask):
+            label = f"{lo} constructions" if lo == hi else f"{lo}-{min(hi, max(n))} constructions"
+            out[label] = mask
+    return out
+
+
+def _depth_tests(config: Config) -> dict[str, list]:
+    """The off-preset test sets of other composition depths (held-out compositions)."""
+    from icml26.geocode.seeds import TIERS
+
+    out = {}
+    for i, tier in enumerate(config.depth_tests):
+        if tier not in TIERS:
+            raise ValueError(f"unknown tier {tier!r} in depth_tests; use one of {sorted(TIERS)}")
+        out[tier], _ = cached_synthesis(
+            config.n_depth_test,
+            tier=tier,
+            seed=config.data_seed + 4 + i,
+            split="test",
+            size_px=config.size_px,
+            cache_dir=config.cache,
+            holdout=config.holdout,
+            workers=config.workers,
+        )
+    return out
+
+
 def run(config: Config, seed: int, out: Path) -> Report:
     """One seed of a preset."""
     import torch
@@ -123,6 +162,7 @@ def run(config: Config, seed: int, out: Path) -> Report:
     overlap = sum(p.composition in train_comp for p in test_set)
     if overlap:
         raise RuntimeError(f"{overlap} test problems share a composition with training")
+    depth_sets = _depth_tests(config)
 
     # -- funnel, faults, re-verification, re-rendering --------------------------------
     for name, f in (("GeoCode tier", funnel), ("textbook tier", tb_funnel)):
@@ -199,7 +239,8 @@ def run(config: Config, seed: int, out: Path) -> Report:
                     sft_stop = res.stopping
                     res = grpo(res, data, config.grpo, seed=seed)
                     res.stopping = {**sft_stop, "grpo": res.stopping}
-                scores = evaluate(res, test_set)
+                scores = evaluate(res, test_set, per_item=bool(config.depth_tests))
+                items = scores.pop("correct_items", None)
             except Exception as err:  # a failed arm is reported, not fatal
                 notes.append(f"{label} failed: {type(err).__name__}: {err}")
                 continue
@@ -214,6 +255,13 @@ def run(config: Config, seed: int, out: Path) -> Report:
             metrics.update({k: v for k, v in scores.items() if k != "accuracy" and np.isfinite(v)})
             rows.append(Row.of(name, group=group, **metrics))
             records.append({"seed": seed, "method": name, "stopping": res.stopping, **scores})
+            for tier, probs in depth_sets.items():
+                acc = 100 * evaluate(res, probs)["accuracy"]
+                rows.append(Row.of(name, group=f"{group}, {tier} tier", accuracy=acc))
+            if items is not None:  # off-preset: the preset's test set by composition depth
+                for bucket, mask in _depth_buckets(test_set).items():
+                    acc = 100 * float(np.mean([c for c, m in zip(items, mask, strict=True) if m]))
+                    rows.append(Row.of(name, group=f"{group}, {bucket}", accuracy=acc))
             log.info(
                 "seed %d, %s: accuracy %.1f%% after %d steps (%s)",
                 seed,
@@ -238,6 +286,12 @@ def run(config: Config, seed: int, out: Path) -> Report:
             )
         )
         rows.append(Row.of("IR oracle (gold IR)", group=group, accuracy=100 * ir_oracle(test_set)))
+        for tier, probs in depth_sets.items():
+            for name, acc in (
+                ("template majority", template_majority(train_set, probs)),
+                ("answer majority", question_majority(train_set, probs)),
+            ):
+                rows.append(Row.of(name, group=f"{group}, {tier} tier", accuracy=100 * acc))
         a = config.align
         probe, probe_stop = AnnotationProbe.fit_and_score(
             train_set,

@@ -53,7 +53,8 @@ DISTRACTOR_KINDS = (
     "parallel",
 )
 # tier -> (min, max) number of point-defining constructions in the whole program
-TIERS: dict[str, tuple[int, int]] = {"textbook": (1, 2), "geocode": (4, 8)}
+# ("deep", 9-11 constructions, exists for the off-preset depth recheck only)
+TIERS: dict[str, tuple[int, int]] = {"textbook": (1, 2), "geocode": (4, 8), "deep": (9, 11)}
 SPLITS = ("train", "test", "any")
 _NAMES = [c for c in string.ascii_uppercase[3:] if c not in "IOX"] + ["I", "O"]
 
