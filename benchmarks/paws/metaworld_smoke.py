@@ -7,6 +7,11 @@ same pairs, and success % over ``--eval`` evaluation rollouts (± 2 SE over epis
 
     uv run python benchmarks/paws/metaworld_smoke.py --tasks button-press-topdown-v3 --seeds 0
 
+``--diagnose`` adds BC variants that separate the data from the learner: BC on the
+expert episodes only, BC on z-scored observations (mean and sd of the behaviour steps),
+and both; plus the data's statistics (success per behaviour kind, the expert's first
+success step, the share of action coordinates clipped at ±1).
+
 These are not the paper's data (see the package README).
 """
 
@@ -21,6 +26,7 @@ from pathlib import Path
 import numpy as np
 
 from icml26.paws import (
+    Episodes,
     PAWSConfig,
     PolicyConfig,
     behaviour_cloning,
@@ -31,6 +37,7 @@ from icml26.paws import (
     piql_lite,
 )
 from icml26.paws.metaworld_data import (
+    METAWORLD_BEHAVIOURS,
     load_metaworld_episodes,
     metaworld_episodes,
     metaworld_success,
@@ -64,7 +71,11 @@ def one(task: str, seed: int, args) -> dict:
     fits["PAWS"] = paws.act
     fits["PAWS per-step"] = fit_paws(pairs, replace(base, weighting="step"), advantage=adv,
                                      seed=seed, device="cpu").act  # fmt: skip
-    out = {"task": task, "seed": seed, "behaviour_success": data.success_rate,
+    diagnostics: dict = {}
+    if args.diagnose:
+        diagnostics, extra = _diagnose(data, pc, seed)
+        fits.update(extra)
+    out = {"task": task, "seed": seed, "behaviour_success": data.success_rate, **diagnostics,
            "generate_cpu_s": gen_cpu, "adv_val_accuracy": adv.val_accuracy,
            "n_eff": paws.temperature.n_eff, "epsilon": paws.temperature.epsilon}  # fmt: skip
     for name, act in fits.items():
@@ -77,6 +88,45 @@ def one(task: str, seed: int, args) -> dict:
     return out
 
 
+def _zscore(eps: Episodes) -> tuple[Episodes, np.ndarray, np.ndarray]:
+    flat = eps.obs.reshape(-1, eps.obs.shape[-1])
+    mu, sd = flat.mean(axis=0), flat.std(axis=0)
+    sd = np.where(sd > 1e-6, sd, 1.0)  # constant coordinates (e.g. the hidden goal) stay 0
+    norm = Episodes(obs=((eps.obs - mu) / sd).astype(np.float32), act=eps.act,
+                    reward=eps.reward, kind=eps.kind)  # fmt: skip
+    return norm, mu, sd
+
+
+def _diagnose(data, pc: PolicyConfig, seed: int) -> tuple[dict, dict]:
+    """BC on expert episodes only and on z-scored observations (module docstring)."""
+    eps = data.episodes
+    expert = eps.kind == 0
+    sub = Episodes(obs=eps.obs[expert], act=eps.act[expert], reward=eps.reward[expert],
+                   kind=eps.kind[expert])  # fmt: skip
+    first = [int(np.argmax(s)) for s in data.success[expert] if s.any()]
+    stats = {
+        "success_by_kind": {METAWORLD_BEHAVIOURS[k][0]: float(data.success[eps.kind == k]
+                            .any(axis=1).mean()) for k in np.unique(eps.kind)},
+        "expert_episodes": int(expert.sum()),
+        "expert_first_success_step": float(np.median(first)) if first else float("nan"),
+        "clipped_action_share": float(np.mean(np.abs(eps.act) >= 1.0)),
+    }  # fmt: skip
+    fits = {}
+    for name, e in (("BC expert-only", sub), ("BC", eps)):
+        if e.n_episodes == 0:
+            continue
+        if name == "BC expert-only":
+            fits[name] = behaviour_cloning(e, pc, seed=seed, device="cpu").policy.act
+        norm, mu, sd = _zscore(e)
+        pol = behaviour_cloning(norm, pc, seed=seed, device="cpu").policy
+
+        def act(o, pol=pol, mu=mu, sd=sd):
+            return pol.act(((np.asarray(o) - mu) / sd).astype(np.float32))
+
+        fits[f"{name} z-scored"] = act
+    return stats, fits
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--tasks", nargs="+", default=["button-press-topdown-v3"])
@@ -87,6 +137,7 @@ def main() -> None:
     ap.add_argument("--n", type=int, default=500)
     ap.add_argument("--eval", type=int, default=20)
     ap.add_argument("--policy-cap", type=int, default=2000)
+    ap.add_argument("--diagnose", action="store_true")
     ap.add_argument("--cache", default="results/paws/metaworld-cache")
     ap.add_argument("--json", default="results/paws/metaworld_smoke.json")
     args = ap.parse_args()
@@ -98,7 +149,8 @@ def main() -> None:
                 print(json.dumps(results[-1]), flush=True)
     Path(args.json).parent.mkdir(parents=True, exist_ok=True)
     Path(args.json).write_text(json.dumps(results, indent=1))
-    methods = ["BC", "filtered BC", "P-IQL-lite", "PAWS", "PAWS per-step"]
+    methods = [m for m in results[0] if isinstance(results[0][m], dict) and "success" in
+               results[0][m]]  # fmt: skip
     print("| task | seed | behaviour | " + " | ".join(methods) + " |")
     print("|---" * (3 + len(methods)) + "|")
     for r in results:

@@ -97,3 +97,36 @@ def test_rl_baselines_never_see_rewards(pairs, episodes):
     }  # fmt: skip
     for name, fn in runs.items():
         np.testing.assert_array_equal(_params(fn(episodes)), _params(fn(poisoned)), err_msg=name)
+
+
+def test_a_smaller_critic_cap_is_a_prefix_of_a_larger_one(pairs, episodes):
+    # the IQL budget study scores every cap from one run: the critic at step c of a
+    # longer run (with policies extracted in between) must equal a run capped at c
+    from icml26.paws import fit_weighted_mle
+    from icml26.paws.iql import advantage_weights
+
+    data = transitions(episodes, np.random.default_rng(3).normal(size=episodes.obs.shape[:2]))
+    obs, act = episodes.steps()
+    short, long = IQLConfig(cap=20, plateau_window=10), IQLConfig(cap=40, plateau_window=10)
+
+    def snapshot(at, store, o, a, cfg):
+        def on_step(step, critic):
+            if step == at:
+                store.append(_params(critic))
+                fit_weighted_mle(o, a, advantage_weights(critic, o, a, cfg), POLICY, device="cpu")
+
+        return on_step
+
+    seen: list = []
+    fit_iql(data, long, device="cpu", on_step=snapshot(20, seen, data.obs, data.act, long))
+    critic, summary = fit_iql(data, short, device="cpu")
+    assert summary["steps"] == 20 and len(seen) == 1
+    np.testing.assert_array_equal(seen[0], _params(critic))
+    seen = []
+    ipl(pairs, episodes, IPLConfig(iql=long, cap=40, plateau_window=10), POLICY, device="cpu",
+        on_step=snapshot(20, seen, obs, act, long))  # fmt: skip
+    last: dict = {}
+    _, info = ipl(pairs, episodes, IPLConfig(iql=short, cap=20, plateau_window=10), POLICY,
+                  device="cpu", on_step=lambda s, c: last.update(params=_params(c)))  # fmt: skip
+    assert info["critic_plateau"]["steps"] == 20 and len(seen) == 1
+    np.testing.assert_array_equal(seen[0], last["params"])

@@ -29,6 +29,7 @@
 from __future__ import annotations
 
 import copy
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -295,9 +296,11 @@ def ipl(
     *,
     seed: int = 0,
     device=None,
+    on_step: Callable[[int, Critic], None] | None = None,
 ) -> tuple[PolicyFit, dict]:
     """IPL-IQL (module docstring). Each length-N preference segment gives N − 1
-    transitions (its last step has no next observation inside the segment)."""
+    transitions (its last step has no next observation inside the segment).
+    ``on_step(step, critic)`` as in :func:`.iql.fit_iql`."""
     c = config or IPLConfig()
     q = c.iql
     dev = default_device(device)
@@ -352,6 +355,8 @@ def ipl(
         q_opt.step()
         critic.update_target(q.polyak)
         rule.update(float(loss.detach()))
+        if on_step is not None:
+            on_step(rule.steps, critic)
     critic.eval()
     obs, act = episodes.steps()
     weights = advantage_weights(critic, obs, act, q)

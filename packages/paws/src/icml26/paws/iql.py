@@ -23,6 +23,7 @@ its locomotion data (and Preference Transformer's IQL after it): r ← r · 1000
 from __future__ import annotations
 
 import copy
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -43,6 +44,7 @@ __all__ = [
     "expectile_loss",
     "fit_iql",
     "iql_policy",
+    "iql_transitions",
     "transitions",
 ]
 
@@ -136,9 +138,17 @@ def expectile_loss(diff: torch.Tensor, expectile: float) -> torch.Tensor:
 
 
 def fit_iql(
-    data: Transitions, config: IQLConfig | None = None, *, seed: int = 0, device=None
+    data: Transitions,
+    config: IQLConfig | None = None,
+    *,
+    seed: int = 0,
+    device=None,
+    on_step: Callable[[int, Critic], None] | None = None,
 ) -> tuple[Critic, dict]:
-    """IQL's critic (module docstring); returns it and the plateau summary."""
+    """IQL's critic (module docstring); returns it and the plateau summary.
+
+    ``on_step(step, critic)``, when given, is called after every gradient step (the
+    budget study extracts policies from intermediate critics; it must not train them)."""
     c = config or IQLConfig()
     dev = default_device(device)
     torch.manual_seed(seed)
@@ -167,6 +177,8 @@ def fit_iql(
         q_opt.step()
         critic.update_target(c.polyak)
         rule.update(float(q_loss.detach()) / (float(target.var()) + 1e-8))
+        if on_step is not None:
+            on_step(rule.steps, critic)
     critic.eval()
     return critic, rule.summary()
 
@@ -183,6 +195,20 @@ def advantage_weights(
     return np.minimum(np.exp(np.minimum(c.beta * adv, 50.0)), c.max_weight)
 
 
+def iql_transitions(
+    episodes: Episodes, reward: np.ndarray, config: IQLConfig | None = None
+) -> Transitions:
+    """The behaviour steps relabelled with ``reward`` (E, H), rescaled to IQL's
+    episode-return range when ``config.return_range`` is set."""
+    c = config or IQLConfig()
+    reward = np.asarray(reward, dtype=np.float64)
+    if c.return_range is not None:
+        returns = reward.sum(axis=1)
+        spread = float(returns.max() - returns.min())
+        reward = reward * (c.return_range / spread if spread > 0 else 1.0)
+    return transitions(episodes, reward)
+
+
 def iql_policy(
     episodes: Episodes,
     reward: np.ndarray,
@@ -194,12 +220,7 @@ def iql_policy(
 ) -> tuple[PolicyFit, dict]:
     """IQL on ``episodes`` relabelled with ``reward`` (E, H): critic, then extraction."""
     c = config or IQLConfig()
-    reward = np.asarray(reward, dtype=np.float64)
-    if c.return_range is not None:
-        returns = reward.sum(axis=1)
-        spread = float(returns.max() - returns.min())
-        reward = reward * (c.return_range / spread if spread > 0 else 1.0)
-    data = transitions(episodes, reward)
+    data = iql_transitions(episodes, reward, c)
     critic, summary = fit_iql(data, c, seed=seed, device=device)
     w = advantage_weights(critic, data.obs, data.act, c)
     pol = fit_weighted_mle(data.obs, data.act, w, policy_config, seed=seed, device=device)
