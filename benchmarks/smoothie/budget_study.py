@@ -1,12 +1,14 @@
-"""Budget study: concept accuracy of each method against the training cap (and N).
+"""Budget study: concept accuracy of each method against the training cap and N.
 
 Runs the smoke preset's task and models on development seeds (default 10; the
-evaluation seeds are 0-2) with the plateau rule unchanged and the cap raised, and
-appends one JSON record per (cap, method) to results/smoothie/budget/budget.jsonl as
-each finishes, so a long run can be read early. Usage:
+evaluation seeds are 0-2) with the plateau rule unchanged and the cap as given. Each
+model is trained once per cap and sampled at N = ``--steps`` and at every N of
+``--sweep`` (10 ... 200 by default). One JSON record per (cap, method, N) is appended to
+results/smoothie/budget/budget.jsonl as each model finishes, so a long run can be read
+early. Usage:
 
-    python benchmarks/smoothie/budget_study.py --caps 400 800 1600 --seeds 10 \
-        --methods smoothie embedding simplex masked ar --steps 50
+    python benchmarks/smoothie/budget_study.py --caps 3000 --seeds 10 \
+        --methods smoothie embedding simplex masked ar --sweep 10 20 50 100 200
 """
 
 from __future__ import annotations
@@ -27,7 +29,10 @@ def main() -> None:
     parser.add_argument("--caps", type=int, nargs="+", default=[400, 800, 1600])
     parser.add_argument("--seeds", type=int, nargs="+", default=[10])
     parser.add_argument("--methods", nargs="+", default=["smoothie", "embedding", "simplex"])
-    parser.add_argument("--steps", type=int, nargs="+", default=[50], help="N sampling steps")
+    parser.add_argument("--steps", type=int, default=50, help="N of the main sample")
+    parser.add_argument(
+        "--sweep", type=int, nargs="*", default=[10, 20, 50, 100, 200], help="extra N"
+    )
     parser.add_argument("--out", default="results/smoothie/budget")
     args = parser.parse_args()
     unknown = sorted(set(args.methods) - set(NAMES))
@@ -41,24 +46,31 @@ def main() -> None:
         for seed in args.seeds:
             data = synonym_task(base.task, numpy_rng(seed, "task"))
             for cap in args.caps:
-                for n in args.steps:
-                    for method in args.methods:
-                        config = replace(
-                            base, train=replace(base.train, cap=cap), methods=(method,), steps=n
+                for method in args.methods:
+                    config = replace(
+                        base,
+                        train=replace(base.train, cap=cap),
+                        methods=(method,),
+                        steps=args.steps,
+                        mbr=0,
+                        sweep_steps=tuple(args.sweep),
+                    )
+                    c0 = time.process_time()
+                    _, records = run_task(config, data, seed, f"cap={cap}")
+                    cpu = time.process_time() - c0
+                    for rec in records:
+                        group = rec["group"]
+                        n = int(group.split("N=")[1]) if "N=" in group else args.steps
+                        rec.update(cap=cap, steps_n=n, cpu_seconds_with_sweep=cpu)
+                        with path.open("a", encoding="utf-8") as f:
+                            f.write(json.dumps(rec) + "\n")
+                        print(
+                            f"seed {seed} cap {cap} N {n} {rec['method']}: concept "
+                            f"{rec.get('concept_accuracy', float('nan')):.1f} stop "
+                            f"{rec.get('stopping', {}).get('reason')} "
+                            f"{rec.get('stopping', {}).get('steps')}",
+                            flush=True,
                         )
-                        c0 = time.process_time()
-                        _, records = run_task(config, data, seed, f"cap={cap}")
-                        for rec in records:
-                            rec.update(cap=cap, steps_n=n, cpu_seconds=time.process_time() - c0)
-                            with path.open("a", encoding="utf-8") as f:
-                                f.write(json.dumps(rec) + "\n")
-                            print(
-                                f"seed {seed} cap {cap} N {n} {rec['method']}: concept "
-                                f"{rec.get('concept_accuracy', float('nan')):.1f} stop "
-                                f"{rec.get('stopping', {}).get('reason')} "
-                                f"{rec.get('stopping', {}).get('steps')}",
-                                flush=True,
-                            )
 
 
 if __name__ == "__main__":

@@ -1,6 +1,7 @@
 """The synonym task, vocabularies, normalisation and the loaders on fixtures in their formats."""
 
 import json
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -118,3 +119,33 @@ def test_npy_embeddings_without_pickle(tmp_path):
 def test_normalize_rejects_constant():
     with pytest.raises(ValueError, match="constant"):
         normalize_embeddings(torch.ones(4, 3), [0])
+
+
+def test_context_maps_make_the_target_depend_on_the_previous_source_concept():
+    task = SynonymTask(
+        concepts=12, synonyms=2, dim=8, max_len=8, min_len=3, n_train=400, n_test=4, context_maps=3
+    )
+    d = synonym_task(task, np.random.default_rng(1))
+    c = d.concept_of
+    src_c, trg_c = c[d.train_src], c[d.train_trg]
+    by_context: dict[tuple[int, int], set[int]] = {}
+    plain: dict[int, set[int]] = {}
+    for s_row, t_row in zip(src_c.tolist(), trg_c.tolist(), strict=True):
+        n = next(i for i, x in enumerate(t_row) if x == -1)
+        for i in range(1, n):
+            k = s_row[i - 1] % 3
+            by_context.setdefault((k, s_row[i]), set()).add(t_row[i])
+            plain.setdefault(s_row[i], set()).add(t_row[i])
+    # a function of (context, concept), but not of the concept alone
+    assert all(len(v) == 1 for v in by_context.values())
+    assert max(len(v) for v in plain.values()) > 1
+    # K = 1 is the plain map, drawn from the same random stream as before
+    one = synonym_task(replace(task, context_maps=1), np.random.default_rng(1))
+    plain_task = SynonymTask(
+        concepts=12, synonyms=2, dim=8, max_len=8, min_len=3, n_train=400, n_test=4
+    )
+    assert torch.equal(one.train_trg, synonym_task(plain_task, np.random.default_rng(1)).train_trg)
+    with pytest.raises(ValueError, match="context_maps"):
+        SynonymTask(concepts=4, context_maps=5)
+    with pytest.raises(ValueError, match="n_train"):
+        SynonymTask(n_train=0)

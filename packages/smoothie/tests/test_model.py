@@ -209,3 +209,23 @@ def test_baselines_train_and_sample(data):
     out = ar.sample(length=6, src=data.test_src[:4], src_mask=data.mask(data.test_src[:4]))
     assert out.shape == (4, 6)
     assert np.isfinite(ar.nll(data.test_trg, data.test_src, data.mask(data.test_src)))
+
+
+def test_library_scores_match_identity_and_disagreement():
+    pytest.importorskip("sacrebleu")
+    pytest.importorskip("rouge_score")
+    from icml26.smoothie.evaluation import library_scores
+
+    ref = torch.tensor([[2, 3, 4, 5, 6, 1, 0], [7, 8, 9, 10, 1, 0, 0]])
+    same = library_scores(ref, ref, [1])
+    assert same["sacrebleu"] == pytest.approx(100.0) and same["rouge_l"] == pytest.approx(100.0)
+    other = library_scores(torch.full_like(ref, 11), ref, [1])
+    assert other["sacrebleu"] == pytest.approx(0.0) and other["rouge_l"] == pytest.approx(0.0)
+    concept_of = torch.tensor([-2, -1] + [i // 2 for i in range(10)])  # synonyms in pairs
+    syn = library_scores(
+        torch.tensor([[3, 2, 5, 4, 7, 1, 0]]),
+        torch.tensor([[2, 3, 4, 5, 6, 1, 0]]),
+        [1],
+        concept_of,
+    )
+    assert syn["sacrebleu"] == pytest.approx(100.0)

@@ -132,3 +132,23 @@ def test_diffusion_lm_learns_its_table_and_rounds(data):
     assert out.shape == (4, 6) and ((out >= 0) & (out < len(data.vocab))).all()
     with pytest.raises(ValueError, match="embed_dim"):
         DiffusionLM(DenoiserConfig(embed_dim=8, hidden=16, heads=2, layers=2), data.embeddings)
+
+
+def test_retrieval_returns_the_target_of_the_closest_training_source(data):
+    from icml26.smoothie.baselines import retrieve_target
+
+    c = data.concept_of
+    out = retrieve_target(data.train_src[:5], data.train_src, data.train_trg)
+    # exact sources retrieve their own targets (or a duplicate source's: same concepts)
+    assert torch.equal(c[out], c[data.train_trg[:5]])
+    # on concepts: a synonym-swapped source still finds its pair
+    swapped = data.train_src[:5].clone()
+    content = swapped >= 2
+    swapped[content] = 2 + (swapped[content] - 2) // 2 * 2 + (1 - (swapped[content] - 2) % 2)
+    assert not torch.equal(swapped, data.train_src[:5])
+    got = retrieve_target(swapped, data.train_src, data.train_trg, concept_of=data.concept_of)
+    assert torch.equal(c[got], c[data.train_trg[:5]])
+    with pytest.raises(ValueError, match="shapes"):
+        retrieve_target(data.test_src[:, :3], data.train_src, data.train_trg)
+    with pytest.raises(TypeError, match="token ids"):
+        retrieve_target(data.test_src.float(), data.train_src, data.train_trg)

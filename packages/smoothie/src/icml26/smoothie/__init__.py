@@ -7,7 +7,12 @@ first; the embedding and TESS simplex spaces as drop-in ablations on one network
 sampler; masked diffusion and an autoregressive model as baselines.
 """
 
-from icml26.smoothie.baselines import Autoregressive, MaskedDiffusion, copy_source
+from icml26.smoothie.baselines import (
+    Autoregressive,
+    MaskedDiffusion,
+    copy_source,
+    retrieve_target,
+)
 from icml26.smoothie.d3pm import D3PM
 from icml26.smoothie.data import (
     Seq2Seq,
@@ -26,6 +31,7 @@ from icml26.smoothie.evaluation import (
     concept_accuracy,
     corpus_bleu,
     distinct_rate,
+    library_scores,
     self_bleu,
     synonym_mass_ratio,
     token_recovery,
@@ -74,6 +80,7 @@ __all__ = [
     "cut_at_eos",
     "distinct_rate",
     "fit_sigmas",
+    "library_scores",
     "load_checkpoint",
     "load_embeddings",
     "mbr_select",
@@ -82,6 +89,7 @@ __all__ = [
     "read_delimited_pairs",
     "read_jsonl_pairs",
     "read_jsonl_splits",
+    "retrieve_target",
     "sample",
     "save_checkpoint",
     "self_bleu",
@@ -91,4 +99,4 @@ __all__ = [
     "train_diffusion",
 ]
 
-__version__ = "0.2.0"
+__version__ = "0.3.0"

@@ -8,6 +8,9 @@
 - :class:`Autoregressive` — the same Transformer with causal self-attention, no time
   input, a token head, teacher forcing and greedy decoding (the FLAN-T5 role, scaled down).
 - :func:`copy_source` — the floor: output the source sequence unchanged.
+- :func:`retrieve_target` — nearest-neighbour retrieval: the training target of the
+  training source closest to the test source (most positions with the same token, or the
+  same concept when a token → concept map is given).
 
 D3PM (uniform and absorbing) is in :mod:`icml26.smoothie.d3pm`; it shares
 :class:`TokenBaseline`'s training skeleton.
@@ -24,12 +27,49 @@ from torch import Tensor, nn
 from icml26.smoothie.model import Denoiser, DenoiserConfig, TrainConfig, TrainResult, train_loop
 from icml26.smoothie.space import check_embeddings
 
-__all__ = ["Autoregressive", "MaskedDiffusion", "TokenBaseline", "copy_source"]
+__all__ = [
+    "Autoregressive",
+    "MaskedDiffusion",
+    "TokenBaseline",
+    "copy_source",
+    "retrieve_target",
+]
 
 
 def copy_source(src: Tensor) -> Tensor:
     """The trivial reference: the output is the input."""
     return src.clone()
+
+
+def retrieve_target(
+    src: Tensor,
+    train_src: Tensor,
+    train_trg: Tensor,
+    *,
+    concept_of: Tensor | None = None,
+    chunk: int = 256,
+) -> Tensor:
+    """Nearest-neighbour retrieval: for each row of ``src (B, L)`` the target of the training
+    pair whose source agrees with it at the most positions (on concepts if ``concept_of``
+    maps token ids to concepts; ties go to the first pair)."""
+    for name, x in (("src", src), ("train_src", train_src), ("train_trg", train_trg)):
+        if not isinstance(x, Tensor) or x.ndim != 2 or x.is_floating_point():
+            raise TypeError(f"{name} must be a 2-d tensor of token ids")
+    if src.shape[1] != train_src.shape[1] or train_src.shape[0] != train_trg.shape[0]:
+        raise ValueError(
+            f"shapes do not match: src {tuple(src.shape)}, train_src {tuple(train_src.shape)}, "
+            f"train_trg {tuple(train_trg.shape)}"
+        )
+    if train_src.shape[0] == 0:
+        raise ValueError("retrieval needs at least one training pair")
+    key, bank = (src, train_src) if concept_of is None else (concept_of[src], concept_of[train_src])
+    best = torch.cat(
+        [
+            (key[i : i + chunk, None] == bank[None]).sum(-1).argmax(-1)
+            for i in range(0, len(key), chunk)
+        ]
+    )
+    return train_trg[best].clone()
 
 
 class _TokenModel(nn.Module):

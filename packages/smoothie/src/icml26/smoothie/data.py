@@ -179,6 +179,7 @@ class SynonymTask:
     transform: str = "map"  # "map" (concept c → π(c)) or "reverse-map"
     n_train: int = 20_000
     n_test: int = 256
+    context_maps: int = 1  # K > 1: π_k with k = (previous source concept) mod K
 
     def __post_init__(self) -> None:
         if self.concepts < 2 or self.synonyms < 1 or self.dim < 1:
@@ -187,6 +188,12 @@ class SynonymTask:
             raise ValueError(f"need 1 ≤ min_len < max_len, got {self.min_len}, {self.max_len}")
         if self.transform not in ("map", "reverse-map"):
             raise ValueError(f"transform must be 'map' or 'reverse-map', got {self.transform!r}")
+        if isinstance(self.context_maps, bool) or not 1 <= self.context_maps <= self.concepts:
+            raise ValueError(
+                f"context_maps must be an integer in [1, concepts], got {self.context_maps!r}"
+            )
+        if self.n_train < 1 or self.n_test < 1:
+            raise ValueError(f"need n_train, n_test ≥ 1, got {self.n_train}, {self.n_test}")
 
 
 @dataclass
@@ -221,6 +228,9 @@ def synonym_task(task: SynonymTask, rng: np.random.Generator) -> Seq2Seq:
     emb = normalize_embeddings(torch.tensor(table, dtype=torch.float32), vocab.special_ids)
     concept_of = torch.tensor([-2, -1] + [i for i in range(c) for _ in range(s)])  # PAD, EOS
     perm = rng.permutation(c)
+    # K concept maps; the one applied at position i is chosen by the source concept at
+    # i − 1 (the first position uses π_0): the target word depends on its context
+    maps = np.stack([perm] + [rng.permutation(c) for _ in range(task.context_maps - 1)])
 
     def make(n: int) -> tuple[Tensor, Tensor]:
         src = np.full((n, task.max_len), vocab.pad_id)
@@ -228,7 +238,8 @@ def synonym_task(task: SynonymTask, rng: np.random.Generator) -> Seq2Seq:
         for row in range(n):
             length = int(rng.integers(task.min_len, task.max_len))
             conc = rng.integers(0, c, length)
-            out = perm[conc]
+            which = np.concatenate([[0], conc[:-1] % task.context_maps])
+            out = maps[which, conc]
             if task.transform == "reverse-map":
                 out = out[::-1]
             src[row, :length] = 2 + conc * s + rng.integers(0, s, length)

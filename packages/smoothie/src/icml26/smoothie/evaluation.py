@@ -25,6 +25,7 @@ __all__ = [
     "corpus_bleu",
     "distinct_rate",
     "latent_entropy",
+    "library_scores",
     "matched_time",
     "self_bleu",
     "synonym_mass_ratio",
@@ -83,6 +84,34 @@ def corpus_bleu(
     logp = sum(math.log(m / t) for m, t in zip(match, total, strict=True)) / max_n
     bp = 1.0 if hl > rl else math.exp(1 - rl / hl)
     return 100 * bp * math.exp(logp)
+
+
+def library_scores(
+    out: Tensor,
+    ref: Tensor,
+    end_ids: Sequence[int],
+    concept_of: Tensor | None = None,
+) -> dict[str, float]:
+    """sacreBLEU (corpus, ``tokenize="none"``) and ROUGE-L F1 (``rouge-score``, mean over
+    sentences, ×100) on sequences cut at EOS, written as ``c<concept>`` words when
+    ``concept_of`` is given (else ``t<token id>``). Empty when the optional ``metrics``
+    extra (``sacrebleu``, ``rouge-score``) is not installed."""
+    _check_pair(out, ref)
+    try:
+        import sacrebleu
+        from rouge_score import rouge_scorer
+    except ImportError:
+        return {}
+    prefix = "t" if concept_of is None else "c"
+
+    def words(rows: list[list[int]]) -> list[str]:
+        return [" ".join(f"{prefix}{i}" for i in r) for r in _concepts(rows, concept_of)]
+
+    hyps, refs = words(cut_at_eos(out, end_ids)), words(cut_at_eos(ref, end_ids))
+    bleu = sacrebleu.corpus_bleu(hyps, [refs], tokenize="none").score
+    scorer = rouge_scorer.RougeScorer(["rougeL"], use_stemmer=False)
+    rouge = [scorer.score(r, h)["rougeL"].fmeasure for h, r in zip(hyps, refs, strict=True)]
+    return {"sacrebleu": float(bleu), "rouge_l": 100 * float(sum(rouge) / max(len(rouge), 1))}
 
 
 def distinct_rate(out: Tensor, end_ids: Sequence[int]) -> float:

@@ -85,12 +85,23 @@ class RMSNorm(nn.Module):
         return self.weight * x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + self.eps)
 
 
+_ROPE_CACHE: dict[tuple, tuple[Tensor, Tensor]] = {}
+
+
+def _rope_tables(length: int, dh: int, theta: float, device, dtype) -> tuple[Tensor, Tensor]:
+    """cos/sin tables of the rotary embedding, built once per shape (small models are bound
+    by the number of kernel launches, not by flops)."""
+    key = (length, dh, theta, str(device), dtype)
+    if key not in _ROPE_CACHE:
+        inv = theta ** (-torch.arange(0, dh, 2, device=device, dtype=torch.float32) / dh)
+        ang = torch.arange(length, device=device, dtype=torch.float32)[:, None] * inv[None]
+        _ROPE_CACHE[key] = (ang.cos().to(dtype), ang.sin().to(dtype))
+    return _ROPE_CACHE[key]
+
+
 def _rope(x: Tensor, theta: float) -> Tensor:
     """Rotary position embedding on ``(B, H, L, Dh)``."""
-    length, dh = x.shape[-2], x.shape[-1]
-    inv = theta ** (-torch.arange(0, dh, 2, device=x.device, dtype=torch.float32) / dh)
-    ang = torch.arange(length, device=x.device, dtype=torch.float32)[:, None] * inv[None]
-    cos, sin = ang.cos().to(x.dtype), ang.sin().to(x.dtype)
+    cos, sin = _rope_tables(x.shape[-2], x.shape[-1], theta, x.device, x.dtype)
     x1, x2 = x[..., 0::2], x[..., 1::2]
     return torch.stack((x1 * cos - x2 * sin, x1 * sin + x2 * cos), dim=-1).flatten(-2)
 
@@ -341,16 +352,22 @@ def train_loop(
     if world > 1:  # identical start
         for p in model.parameters():
             dist.broadcast(p.data, 0)
+    # multi-tensor kernels: the tiny CPU models are bound by per-tensor dispatch overhead
     opt = torch.optim.AdamW(
         model.parameters(),
         lr=config.lr,
         betas=config.betas,
         eps=config.eps,
         weight_decay=config.weight_decay,
+        foreach=True,
     )
     warm = max(config.warmup, 1)
     sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: min(1.0, (s + 1) / warm))
     ema = {k: v.detach().clone() for k, v in model.state_dict().items()}
+    live = model.state_dict()
+    ema_float = [ema[k] for k, v in live.items() if v.is_floating_point()]
+    live_float = [v for v in live.values() if v.is_floating_point()]
+    ema_other = [(ema[k], v) for k, v in live.items() if not v.is_floating_point()]
     rule = Plateau(config.window, config.patience, config.min_delta, config.cap)
     gen = torch.Generator().manual_seed(seed)
     res = TrainResult()
@@ -378,15 +395,13 @@ def train_loop(
                     p.grad /= world
             dist.all_reduce(value)
             value /= world
-        torch.nn.utils.clip_grad_norm_(model.parameters(), config.clip)
+        torch.nn.utils.clip_grad_norm_(model.parameters(), config.clip, foreach=True)
         opt.step()
         sched.step()
-        with torch.no_grad():
-            for k, v in model.state_dict().items():
-                if v.is_floating_point():
-                    ema[k].mul_(config.ema).add_(v.detach(), alpha=1 - config.ema)
-                else:
-                    ema[k].copy_(v)
+        with torch.no_grad():  # ema ← ema·decay + θ·(1 − decay)
+            torch._foreach_lerp_(ema_float, live_float, 1 - config.ema)
+            for e, v in ema_other:
+                e.copy_(v)
         res.losses.append(float(value))
         rule.update(float(value))
         bar.update(1)
