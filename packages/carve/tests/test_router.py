@@ -101,3 +101,17 @@ def test_normalised_registry_is_cached_and_invalidated():
     r.load_state_dict(state)
     with torch.no_grad():
         torch.testing.assert_close(r.normalized_registry(), torch.eye(4, 8))
+
+
+def test_unit_rows_match_f_normalize_values_and_gradients():
+    from icml26.carve.router import unit
+
+    x = torch.randn(7, 5, generator=torch.Generator().manual_seed(0), dtype=torch.float64)
+    x[3] = 0.0  # a zero row stays zero, as with F.normalize's clamp
+    a, b = x.clone().requires_grad_(True), x.clone().requires_grad_(True)
+    w = torch.randn(7, 5, generator=torch.Generator().manual_seed(1), dtype=torch.float64)
+    (unit(a) * w).sum().backward()
+    (torch.nn.functional.normalize(b, dim=-1) * w).sum().backward()
+    torch.testing.assert_close(unit(x), torch.nn.functional.normalize(x, dim=-1))
+    torch.testing.assert_close(a.grad[[0, 1, 2, 4, 5, 6]], b.grad[[0, 1, 2, 4, 5, 6]])
+    assert torch.linalg.vector_norm(unit(x)[0]).item() == pytest.approx(1.0)

@@ -155,9 +155,11 @@ SMOKE = Config(
     train=SMOKE_TRAIN,
 )  # fmt: skip
 CMRBENCH = Config(
-    # at most 10 epochs per experience: ~2,100 models make a CPU step ~10x a smoke step
+    # at most 40 epochs per experience: with 10 (0.5.0) the cap ended every experience;
+    # at 40 the plateau rule ended all 8 experiences of random replay and CARvE on
+    # development seed 7 (19-36 epochs; README, budget study)
     train=replace(SMOKE_TRAIN, embedding_dim=256, adapter_hidden=256, batch_size=64,
-                  max_epochs=10, candidates=CandidateSpec(64, 38, 10, 15)),
+                  max_epochs=40, candidates=CandidateSpec(64, 38, 10, 15)),
     source="cmrbench",
 )  # fmt: skip
 PAPER_SCALE = Config(
@@ -213,6 +215,10 @@ def load_hub(config: Config, seed: int) -> Hub:
             f"(or set {DATA_ENV}=DIR)"
         )
     return load_cmrbench(cmrbench_files(data_dir, config.cmrbench_train, config.cmrbench_test))
+
+
+# (data key, method) -> AccuracyMatrix of a seed-independent retrieval row (see _run)
+_RETRIEVAL_ROWS: dict[tuple, AccuracyMatrix] = {}
 
 
 def _rows(
@@ -277,6 +283,7 @@ def _run(config: Config, seed: int, out: Path) -> Report:
             if factory is not None:
                 zs_test = [encoder.encode(e.test.texts) for e in hub.experiences]
     dim = xs_train[0].shape[1]
+    simulated = config.source == "simulated"
     rows: list[Row] = []
     records: list[dict] = []
 
@@ -288,17 +295,28 @@ def _run(config: Config, seed: int, out: Path) -> Report:
                         "train_s": seconds, "history": history or []})  # fmt: skip
         log.info("seed %d %s: D-Acc %.3f (%.1fs)", seed, method, acc.average("domain"), seconds)
 
+    # the retrieval rows do not depend on the seed when the data does not (CMRBench files):
+    # computed once per process and data set, reused by later seeds
+    fixed_key = None if simulated else (
+        str(config.data_dir or os.environ.get(DATA_ENV)), config.cmrbench_train,
+        config.cmrbench_test, encoder.name)  # fmt: skip
     for method in config.methods:
         t0 = time.perf_counter()
-        if method == ZERO_SHOT:
+        if method in (ZERO_SHOT, BM25) and (fixed_key, method) in _RETRIEVAL_ROWS:
+            add(method, _RETRIEVAL_ROWS[fixed_key, method], 0.0)
+        elif method == ZERO_SHOT:
             cards = CardRetrieval(card_vecs)
             acc = retrieval_stream(hub, lambda k, n, c=cards, q=zs_test: c.predict(q[k], n))
             add(method, acc, time.perf_counter() - t0)
+            if fixed_key is not None:
+                _RETRIEVAL_ROWS[fixed_key, method] = acc
         elif method == BM25:
             bm25 = BM25Retrieval(hub.cards)
             texts = [e.test.texts for e in hub.experiences]
             acc = retrieval_stream(hub, lambda k, n, b=bm25, q=texts: b.predict(q[k], n))
             add(method, acc, time.perf_counter() - t0)
+            if fixed_key is not None:
+                _RETRIEVAL_ROWS[fixed_key, method] = acc
         elif method == TIES:
             acc = ties_merge_stream(hub, xs_train, xs_test, train=config.train, seed=seed,
                                     density=config.ties_density, device=config.device,
@@ -325,7 +343,6 @@ def _run(config: Config, seed: int, out: Path) -> Report:
             acc = learner.fit_stream(xs_train, xs_test)
             add(method, acc, time.perf_counter() - t0, history=learner.history)
     notes = []
-    simulated = config.source == "simulated"
     if seed == 0:
         notes.append(
             "hub per experience" + (" (seed 0 shown)" if simulated else "") + ": "
