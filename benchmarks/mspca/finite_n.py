@@ -7,8 +7,8 @@ Writes results/mspca/finite_n/finite_n.{json,md}. Usage:
 Each (n, π) cell appends to the JSON as it finishes, with every trial's alignment, so a
 long run can be read early. ``--offset T`` runs trials T, T+1, … of the same cells: new
 draws that extend an earlier run of T trials (same seed and chunk). ``--one-thread``
-keeps XLA's CPU backend to one thread: on a shared machine its thread pool otherwise
-spends several times the CPU time on the same work. On a CPU prefer ``--chunk 1``: a
+pins the process to one core with one thread per library: on a shared machine the thread
+pools otherwise spend several times the CPU time on the same work. On a CPU prefer ``--chunk 1``: a
 batch's Krylov while-loop runs until its slowest trial has converged (every trial keeps
 its own result, so only the cost changes): at n = 2000, 100 trials in batches of 10 had
 not finished after 370 CPU-seconds, where one trial alone takes 2.1. The chunk is part
@@ -24,11 +24,16 @@ import sys
 import time
 from pathlib import Path
 
-if "--one-thread" in sys.argv:  # before JAX is imported
+if "--one-thread" in sys.argv:  # before JAX and numpy are imported
     os.environ["XLA_FLAGS"] = (
         os.environ.get("XLA_FLAGS", "")
         + " --xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1"
     )
+    for var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
+        os.environ[var] = "1"
+    # XLA keeps a pool of compute threads whatever the flags: pin the process to one core
+    # (as `taskset -c`) so that they share it instead of spinning against other jobs.
+    os.sched_setaffinity(0, {sorted(os.sched_getaffinity(0))[-1]})
 
 import jax
 
@@ -65,7 +70,7 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--offset", type=int, default=0, help="index of the first trial")
     parser.add_argument("--chunk", type=int, default=20, help="trials per compiled batch")
-    parser.add_argument("--one-thread", action="store_true", help="XLA on one CPU thread")
+    parser.add_argument("--one-thread", action="store_true", help="one core, one thread each")
     parser.add_argument("--out", default="results/mspca/finite_n")
     args = parser.parse_args()
     if len(args.trials) not in (1, len(args.ns)):
