@@ -33,7 +33,8 @@ if "--one-thread" in sys.argv:  # before JAX and numpy are imported
         os.environ[var] = "1"
     # XLA keeps a pool of compute threads whatever the flags: pin the process to one core
     # (as `taskset -c`) so that they share it instead of spinning against other jobs.
-    os.sched_setaffinity(0, {sorted(os.sched_getaffinity(0))[-1]})
+    if hasattr(os, "sched_setaffinity"):  # Linux
+        os.sched_setaffinity(0, {sorted(os.sched_getaffinity(0))[-1]})
 
 import jax
 
