@@ -2,16 +2,39 @@
 
 Writes results/mspca/finite_n/finite_n.{json,md}. Usage:
     python benchmarks/mspca/finite_n.py [--ns 250 500 1000] [--trials 400] [--seed 0]
+        [--offset 0] [--chunk 20] [--one-thread]
 (--trials takes one value, or one per n: --ns 250 1000 --trials 400 100)
-Each (n, π) cell appends to the JSON as it finishes, so a long run can be read early.
+Each (n, π) cell appends to the JSON as it finishes, with every trial's alignment, so a
+long run can be read early. ``--offset T`` runs trials T, T+1, … of the same cells: new
+draws that extend an earlier run of T trials (same seed and chunk). ``--one-thread``
+pins the process to one core with one thread per library: on a shared machine the thread
+pools otherwise spend several times the CPU time on the same work. On a CPU prefer ``--chunk 1``: a
+batch's Krylov while-loop runs until its slowest trial has converged (every trial keeps
+its own result, so only the cost changes): at n = 2000, 100 trials in batches of 10 had
+not finished after 370 CPU-seconds, where one trial alone takes 2.1. The chunk is part
+of the key layout: an ``--offset`` run must use the chunk of the run it extends.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
+import sys
 import time
 from pathlib import Path
+
+if "--one-thread" in sys.argv:  # before JAX and numpy are imported
+    os.environ["XLA_FLAGS"] = (
+        os.environ.get("XLA_FLAGS", "")
+        + " --xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1"
+    )
+    for var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
+        os.environ[var] = "1"
+    # XLA keeps a pool of compute threads whatever the flags: pin the process to one core
+    # (as `taskset -c`) so that they share it instead of spinning against other jobs.
+    if hasattr(os, "sched_setaffinity"):  # Linux
+        os.sched_setaffinity(0, {sorted(os.sched_getaffinity(0))[-1]})
 
 import jax
 
@@ -46,6 +69,9 @@ def main() -> None:
         "--trials", type=int, nargs="+", default=[400], help="per cell: one value, or one per n"
     )
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--offset", type=int, default=0, help="index of the first trial")
+    parser.add_argument("--chunk", type=int, default=20, help="trials per compiled batch")
+    parser.add_argument("--one-thread", action="store_true", help="one core, one thread each")
     parser.add_argument("--out", default="results/mspca/finite_n")
     args = parser.parse_args()
     if len(args.trials) not in (1, len(args.ns)):
@@ -60,16 +86,18 @@ def main() -> None:
         for n in args.ns:
             study = FiniteN(
                 ns=(n,), fractions=tuple(args.fractions), trials=trials[n],
-                chunk=min(20, trials[n]),
+                chunk=min(args.chunk, trials[n]),
             )  # fmt: skip
             for fraction in study.fractions:
-                t0 = time.perf_counter()
+                t0, c0 = time.perf_counter(), time.process_time()
                 key = jax.random.fold_in(jax.random.fold_in(root, n), round(fraction * 1e4))
-                aligns = run_cell(key, study, n, fraction)
+                aligns = run_cell(key, study, n, fraction, offset=args.offset)
                 cells.append({
                     "n": n, "d": max(round(study.c * n), 2), "fraction": fraction,
-                    "seconds": time.perf_counter() - t0,
+                    "first_trial": args.offset, "chunk": study.chunk,
+                    "seconds": time.perf_counter() - t0, "cpu_seconds": time.process_time() - c0,
                     "methods": {name: summarize(a) for name, a in aligns.items()},
+                    "alignments": {name: a.tolist() for name, a in aligns.items()},
                 })  # fmt: skip
                 payload = {"c": FiniteN.c, "seed": args.seed, "failure_below": 0.5, "cells": cells}
                 (out / "finite_n.json").write_text(json.dumps(payload, indent=2))

@@ -33,3 +33,20 @@ def test_run_cell_reports_every_variant():
 def test_wilson_interval_brackets_the_rate():
     lo, hi = wilson(20, 200)
     assert lo < 0.1 < hi and hi - lo < 0.1
+
+
+def test_offset_must_be_a_multiple_of_the_chunk():
+    with pytest.raises(ValueError, match="multiple of chunk"):
+        run_cell(jax.random.key(0), FiniteN(trials=2, chunk=2), 40, 0.1, offset=1)
+    with pytest.raises(ValueError, match="multiple of chunk"):
+        run_cell(jax.random.key(0), FiniteN(trials=2, chunk=2), 40, 0.1, offset=-2)
+
+
+@pytest.mark.slow
+def test_offset_extends_an_earlier_run():
+    key = jax.random.key(5)
+    whole = run_cell(key, FiniteN(trials=4, chunk=2), 40, 0.1)
+    first = run_cell(key, FiniteN(trials=2, chunk=2), 40, 0.1)
+    rest = run_cell(key, FiniteN(trials=2, chunk=2), 40, 0.1, offset=2)
+    for name in VARIANTS:
+        np.testing.assert_array_equal(np.concatenate([first[name], rest[name]]), whole[name])

@@ -63,8 +63,14 @@ def wilson(failures: int, trials: int, z: float = 1.96) -> tuple[float, float]:
     return (float(max(0.0, centre - half)), float(min(1.0, centre + half)))
 
 
-def run_cell(key: jax.Array, study: FiniteN, n: int, fraction: float) -> dict[str, np.ndarray]:
+def run_cell(
+    key: jax.Array, study: FiniteN, n: int, fraction: float, offset: int = 0
+) -> dict[str, np.ndarray]:
     """Alignments of every variant on ``study.trials`` draws at one (n, π).
+
+    Trial t's data and knockoffs come from ``fold_in(key, chunk start)``, so trials
+    ``offset, …, offset + trials − 1`` extend an earlier run of the first ``offset``
+    trials (same ``chunk``, ``offset`` a multiple of it) with new, independent draws.
 
     Each variant runs once with three knockoffs: the majority vote is its result, and
     the stability test against the first knockoff alone is the single-knockoff method
@@ -74,9 +80,12 @@ def run_cell(key: jax.Array, study: FiniteN, n: int, fraction: float) -> dict[st
     c = d / n
     spikes = np.array([paper_spike(c)])
     norms, fracs = np.array([paper_shift_norm(c, fraction)]), np.array([fraction])
+    if offset < 0 or offset % study.chunk:
+        raise ValueError(f"offset must be a non-negative multiple of chunk, got {offset}")
     out: dict[str, list[float]] = {name: [] for name in VARIANTS}
-    for start in range(0, study.trials, study.chunk):
-        m = min(study.chunk, study.trials - start)
+    end = offset + study.trials
+    for start in range(offset, end, study.chunk):
+        m = min(study.chunk, end - start)
         k_data, k_ms = jax.random.split(jax.random.fold_in(key, start))
         sample = simulate_batch(jax.random.split(k_data, m), d, n, spikes, norms, fracs)
         ref = np.stack([exact_top_eigenpairs(x, 1)[1][:, 0] for x in np.asarray(sample.x_clean)])
