@@ -86,3 +86,60 @@ def test_a_failing_rank_ends_the_run_with_its_error(tmp_path, problems):
     assert done.returncode != 0, done.tail()
     assert FAILURE_MESSAGE in done.output, done.tail()
     assert not (ckpt / "model.safetensors").exists()
+
+
+REPRO_HARNESS = textwrap.dedent(
+    """
+    import dataclasses, json, os, sys
+    import torch
+    from icml26.geocode import reproduce as R
+    from icml26.shared import Report
+    from icml26.shared.reproduction import reproduce
+    out, record_dir = sys.argv[1], sys.argv[2]
+    seen = {"trained": [], "writes": 0}
+    train, write = R.train, Report.write
+    def spy_train(*a, **kw):
+        res = train(*a, **kw)
+        flat = torch.cat([p.detach().flatten() for p in res.model.parameters()])
+        seen["trained"].append({"world": res.world_size, "samples": res.samples,
+                                "params": flat.double().tolist()})
+        return res
+    def spy_write(self, *a, **kw):
+        seen["writes"] += 1
+        return write(self, *a, **kw)
+    R.train, Report.write = spy_train, spy_write
+    cfg = dataclasses.replace(R.TINY, cache=os.path.join(out, "cache"))
+    paper = dataclasses.replace(R.PAPER, presets={"smoke": cfg, "paper": cfg})
+    rep = reproduce(paper, preset="smoke", seeds=[0], out=out)
+    seen["accuracy"] = [r.metrics["accuracy"].mean for r in rep.rows if r.method == "none arm"]
+    rank = int(os.environ["RANK"])
+    with open(os.path.join(record_dir, f"rank{rank}.json"), "w") as fh:
+        json.dump(seen, fh)
+    """
+)
+
+
+@pytest.mark.slow
+@pytest.mark.distributed
+def test_two_process_tiny_reproduction_shards_and_writes_one_report(tmp_path):
+    """The reproduction under two gloo processes: each training run sees two shards of
+    one batch stream and ends with the same parameters on both ranks; the evaluation is
+    gathered (the same accuracy on both ranks); rank 0 alone writes the report."""
+    (tmp_path / "h.py").write_text(REPRO_HARNESS)
+    rec, out = tmp_path / "rec", tmp_path / "out"
+    rec.mkdir()
+    env = {**os.environ, "OMP_NUM_THREADS": "1"}
+    cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", "2",
+           str(tmp_path / "h.py"), str(out), str(rec)]  # fmt: skip
+    proc = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=900)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    r0, r1 = (json.loads((rec / f"rank{r}.json").read_text()) for r in (0, 1))
+    assert len(r0["trained"]) == len(r1["trained"]) == 5  # three arms, blind, textbook code arm
+    for a, b in zip(r0["trained"], r1["trained"], strict=True):
+        assert a["world"] == b["world"] == 2
+        assert a["samples"] and a["samples"] != b["samples"]
+        np.testing.assert_allclose(a["params"], b["params"], rtol=0, atol=1e-6)
+    assert r0["accuracy"] == r1["accuracy"] and r0["accuracy"]
+    assert (r0["writes"], r1["writes"]) == (1, 0)
+    reports = list(out.rglob("report.json"))
+    assert len(reports) == 1, reports

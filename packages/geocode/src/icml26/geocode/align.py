@@ -27,6 +27,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 from torch import nn
+from torch.utils.data import DataLoader
 
 from icml26.geocode.ir import element_f1, ir_tokens, parse_ir, parse_tokens
 from icml26.shared import Plateau
@@ -286,55 +287,83 @@ def train(
         )
     start = time.perf_counter()
     vocab = vocab or Vocab.build(problems)
-    dist = torch.distributed
-    on = dist.is_available() and dist.is_initialized()
-    world, me = (dist.get_world_size(), dist.get_rank()) if on else (1, 0)
+    accelerator = make_accelerator(device)
+    world = accelerator.num_processes
+    dev = accelerator.device
     torch.manual_seed(seed)  # the same initial parameters on every rank
-    gen = torch.Generator().manual_seed(seed * 1009 + me)  # each rank its own batches
+    # one seeded stream of minibatches for all ranks; the prepared loader hands rank r
+    # the batches r, r + world, ... (on one process: the stream itself, as in 0.3.0)
+    gen = torch.Generator().manual_seed(seed * 1009)
+    n_batches = config.cap * world
+    batches = [
+        torch.randint(len(problems), (config.batch_size,), generator=gen).tolist()
+        for _ in range(n_batches)
+    ]
+    loader = DataLoader(range(len(problems)), batch_sampler=batches, collate_fn=torch.tensor)
     images = _images(problems)
     prefix = [vocab.encode(question_tokens(p, config.givens_in_question)) for p in problems]
     targets = [vocab.encode(target_tokens(p, arm))[: config.max_len] for p in problems]
-    model = AlignModel(len(vocab), config, image_px=images.shape[-1]).to(device)
-    opt = torch.optim.AdamW(model.parameters(), lr=config.lr, weight_decay=config.weight_decay)
+    raw = AlignModel(len(vocab), config, image_px=images.shape[-1])
+    opt = torch.optim.AdamW(raw.parameters(), lr=config.lr, weight_decay=config.weight_decay)
+    # one CPU process: wrapping the model would only move it (and import
+    # torch.distributed's tensor machinery, seconds per process); move it directly
+    plain = world == 1 and dev.type == "cpu"
+    if plain:
+        model = raw.to(dev)
+        opt, loader = accelerator.prepare(opt, loader)
+        clip = torch.nn.utils.clip_grad_norm_
+    else:
+        model, opt, loader = accelerator.prepare(raw.to(dev), opt, loader)
+        clip = accelerator.clip_grad_norm_
     rule = Plateau(config.window, config.patience, config.min_delta, config.cap)
     losses = []
     seen: list[int] = []
     model.train()
-    while not rule.stopped:
-        idx = torch.randint(len(problems), (config.batch_size,), generator=gen).tolist()
+    for batch in loader:
+        if rule.stopped:
+            break
+        idx = batch.tolist()
         seen += idx
-        tgt = _pad([targets[i] for i in idx]).to(device)
-        logits = model(images[idx].to(device), _pad([prefix[i] for i in idx]).to(device), tgt)
+        tgt = _pad([targets[i] for i in idx]).to(dev)
+        logits = model(images[idx].to(dev), _pad([prefix[i] for i in idx]).to(dev), tgt)
         loss = F.cross_entropy(
             logits.reshape(-1, logits.shape[-1]), tgt.reshape(-1), ignore_index=0
         )
         opt.zero_grad(set_to_none=True)
-        loss.backward()
-        if world > 1:  # data parallelism: average gradients and the monitored loss
-            _all_reduce_mean([p.grad for p in model.parameters() if p.grad is not None])
-        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        accelerator.backward(loss)  # data parallelism: the prepared model averages gradients
+        clip(model.parameters(), 1.0)
         opt.step()
         value = loss.detach()
         losses.append(float(value))
-        if world > 1:
-            _all_reduce_mean([value])
+        if world > 1:  # the monitored loss: the mean over ranks, the same on every rank
+            value = accelerator.reduce(value, reduction="mean")
         rule.update(float(value))  # every rank stops at the same step
         if on_step is not None:
-            model.eval()
-            on_step(rule.steps, TrainResult(model, vocab, arm, losses, rule.summary(), 0.0))
-            model.train()
-    model.eval()
-    res = TrainResult(model, vocab, arm, losses, rule.summary(), time.perf_counter() - start)
+            raw.eval()
+            on_step(rule.steps, TrainResult(raw, vocab, arm, losses, rule.summary(), 0.0))
+            raw.train()
+    raw.eval()
+    accelerator.wait_for_everyone()
+    res = TrainResult(raw, vocab, arm, losses, rule.summary(), time.perf_counter() - start)
     res.samples, res.world_size = seen, world
     return res
 
 
-def _all_reduce_mean(tensors: list[torch.Tensor]) -> None:
-    import torch.distributed as dist
+def make_accelerator(device: str | torch.device = "cpu"):
+    """An ``accelerate.Accelerator`` for ``device`` (the CPU forced when it is the CPU).
 
-    for t in tensors:
-        dist.all_reduce(t, op=dist.ReduceOp.SUM)
-        t /= dist.get_world_size()
+    Under ``accelerate launch`` or ``torchrun`` it joins the launched process group
+    (gloo on CPUs); in one process it is a thin wrapper.
+    """
+    from accelerate import Accelerator
+    from accelerate.state import AcceleratorState
+
+    kind = torch.device(device).type
+    state = AcceleratorState._shared_state
+    if state and getattr(state.get("device"), "type", None) not in (None, kind):
+        # one process may switch between CPU and GPU models (tests, notebooks)
+        AcceleratorState._reset_state(reset_partial_state=True)
+    return Accelerator(cpu=kind == "cpu")
 
 
 def evaluate(
@@ -348,9 +377,14 @@ def evaluate(
     model, vocab, arm = result.model, result.vocab, result.arm
     device = next(model.parameters()).device
     eos = vocab.index["<eos>"]
+    dist = torch.distributed
+    on = dist.is_available() and dist.is_initialized()
+    world, me = (dist.get_world_size(), dist.get_rank()) if on else (1, 0)
+    # under a launcher each rank decodes its own shard; the rows are gathered below
+    mine = list(range(me, len(problems), world)) if world > 1 else list(range(len(problems)))
     rows = []
-    for s in range(0, len(problems), batch):
-        chunk = problems[s : s + batch]
+    for s in range(0, len(mine), batch):
+        chunk = [problems[i] for i in mine[s : s + batch]]
         giv = model.config.givens_in_question
         pre = _pad([vocab.encode(question_tokens(p, giv)) for p in chunk]).to(device)
         gold_len = max(len(target_tokens(p, arm)) for p in chunk)
@@ -374,6 +408,11 @@ def evaluate(
                 grams = {tuple(chain[i : i + 5]) for i in range(len(chain) - 4)}
                 row["givens_in_tokens"] = float(all(tuple(g) in grams for g in givens))
             rows.append(row)
+    if world > 1:  # every rank gets all rows, in the problems' order
+        from accelerate.utils import gather_object
+
+        pairs = gather_object(list(zip(mine, rows, strict=True)))
+        rows = [row for _, row in sorted(pairs, key=lambda pair: pair[0])]
     out = {"accuracy": float(np.mean([r["correct"] for r in rows]))}
     if arm == "code":
         keys = [k for k in rows[0] if k.startswith("f1_")]

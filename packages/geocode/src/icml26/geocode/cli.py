@@ -35,7 +35,7 @@ def _parser() -> argparse.ArgumentParser:
     r.add_argument("out")
     r.add_argument("--size", type=int, default=128)
     r.add_argument("--code", action="store_true", help="print matplotlib code instead")
-    t = sub.add_parser("train", help="train one arm on an exported folder (torchrun-aware)")
+    t = sub.add_parser("train", help="train one arm on an exported folder (accelerate-aware)")
     t.add_argument("data")
     t.add_argument("checkpoint")
     t.add_argument("--arm", choices=("code", "caption", "none"), default="code")
@@ -114,7 +114,9 @@ def _train(args: argparse.Namespace) -> int:
     from icml26.geocode.dataset import load_jsonl
     from icml26.shared import is_main_process
 
-    if int(os.environ.get("WORLD_SIZE", "1")) > 1 and not torch.distributed.is_initialized():
+    # under torchrun on CPUs: gloo; otherwise the Accelerator in ``train`` joins the group
+    launched = int(os.environ.get("WORLD_SIZE", "1")) > 1
+    if launched and args.device == "cpu" and not torch.distributed.is_initialized():
         torch.distributed.init_process_group("gloo")
     try:
         problems = load_jsonl(args.data)
@@ -128,3 +130,7 @@ def _train(args: argparse.Namespace) -> int:
         if torch.distributed.is_initialized():
             torch.distributed.destroy_process_group()
     return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

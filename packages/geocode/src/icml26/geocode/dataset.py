@@ -32,7 +32,7 @@ from icml26.geocode.instantiate import instantiate
 from icml26.geocode.ir import parse_ir, png_to_array
 from icml26.geocode.seeds import TIERS, sample_program, select_seed
 from icml26.geocode.verify import FAULTS, STAGES, inject, make_candidate, verify
-from icml26.shared import numpy_rng
+from icml26.shared import main_process_first, numpy_rng
 
 __all__ = [
     "Funnel",
@@ -387,16 +387,18 @@ def cached_synthesis(
     """:func:`synthesize` once per setting, kept in the export layout under ``cache_dir``."""
     name = f"{tier}-{split}-n{n}-s{seed}-h{holdout}-px{size_px}-g{GENERATOR_VERSION}"
     folder = Path(cache_dir) / name
-    if (folder / "problems.jsonl").is_file() and (folder / "funnel.json").is_file():
-        f = json.loads((folder / "funnel.json").read_text())
-        return load_jsonl(folder), Funnel(**f)
-    syn = synthesize(
-        n, tier=tier, seed=seed, split=split, holdout=holdout, size_px=size_px, workers=workers
-    )
-    tmp = folder.with_name(folder.name + ".tmp")
-    export(syn, tmp)
-    tmp.rename(folder)
-    return syn.problems, syn.funnel
+    # under a launcher rank 0 synthesises and writes the cache, the others then read it
+    with main_process_first():
+        if (folder / "problems.jsonl").is_file() and (folder / "funnel.json").is_file():
+            f = json.loads((folder / "funnel.json").read_text())
+            return load_jsonl(folder), Funnel(**f)
+        syn = synthesize(
+            n, tier=tier, seed=seed, split=split, holdout=holdout, size_px=size_px, workers=workers
+        )
+        tmp = folder.with_name(folder.name + ".tmp")
+        export(syn, tmp)
+        tmp.rename(folder)
+        return syn.problems, syn.funnel
 
 
 def problem_instance(problem: Problem):

@@ -18,7 +18,16 @@ from pathlib import Path
 
 import numpy as np
 
-from icml26.geocode.align import ARMS, AlignConfig, GRPOConfig, Vocab, evaluate, grpo, train
+from icml26.geocode.align import (
+    ARMS,
+    AlignConfig,
+    GRPOConfig,
+    Vocab,
+    evaluate,
+    grpo,
+    make_accelerator,
+    train,
+)
 from icml26.geocode.baselines import (
     AnnotationProbe,
     ir_oracle,
@@ -29,6 +38,7 @@ from icml26.geocode.dataset import cached_synthesis, complexity, reverify, synth
 from icml26.geocode.ir import render_png
 from icml26.geocode.verify import FAULTS, STAGES
 from icml26.shared import Check, Headline, Paper, Plateau, Report, Row, torch_threads
+from icml26.shared.distributed import launched
 from icml26.shared.progress import stage
 
 log = logging.getLogger(__name__)
@@ -156,6 +166,9 @@ def run(config: Config, seed: int, out: Path) -> Report:
 
     start = time.perf_counter()
     rows, records, notes = [], [], []
+    device = config.device or ("cuda" if torch.cuda.is_available() else "cpu")
+    if launched():  # accelerate launch / torchrun: join the group before the cached data
+        make_accelerator(device)
     stage("synthesising (cached) train, held-out test and textbook sets")
     train_set, test_set, textbook, funnel, tb_funnel = _data(config)
     train_comp = {p.composition for p in train_set}
@@ -220,7 +233,6 @@ def run(config: Config, seed: int, out: Path) -> Report:
         rows.append(Row.of("pipeline", group=f"complexity: {name}", **complexity(probs)))
 
     # -- models ----------------------------------------------------------------------
-    device = config.device or ("cuda" if torch.cuda.is_available() else "cpu")
     vocab = Vocab.build([*train_set, *textbook])
     group = "held-out compositions"
     with torch_threads(config.threads):
