@@ -1,14 +1,15 @@
 """The MiniLM suite at a CPU scale: full and PEFT LoRA experts on all-MiniLM-L6-v2.
 
-Four template tasks (``MiniLMConfig`` defaults: 512 / 128 / 256 train / val / test
-sentences each), heads fitted on the frozen base and never merged, experts stopped by a
-training-loss plateau (or their cap), then every merger of ``run_minilm``: task
-arithmetic and TIES (λ on validation), SA-Merging (both sign readings, T = 1, λ = 1 and
-λ on validation), magnitude × consensus, the LoRA mergers (rank-wise, element-wise, LoRA
-task arithmetic) and peft's ``add_weighted_adapter`` (ties, cat). Needs the ``minilm``
-extra. Prints a table (mean ± sd over the seeds) and writes JSON with ``--out``.
+Four template tasks (``MINILM_CPU``: 128 / 64 / 128 train / val / test sentences each),
+heads fitted on the frozen base and never merged, experts stopped by their training-loss
+plateau (the cap is far above it), then every merger of ``run_minilm``: task arithmetic
+and TIES (λ on validation), SA-Merging (T = 10 and T = 1, λ = 1 and λ on validation),
+magnitude × consensus, the LoRA mergers (rank-wise, element-wise, LoRA task arithmetic)
+and peft's ``add_weighted_adapter`` (ties). ``--literal`` adds the literal sign reading,
+``--peft ties cat`` more peft combinations. Needs the ``minilm`` extra. Prints a table
+(mean ± sd over the seeds); ``--out`` writes JSON, rewritten after every seed.
 
-    python benchmarks/samerging/minilm_suite.py [--seeds 100] [--out minilm.json]
+    python benchmarks/samerging/minilm_suite.py --seeds 0 1 2 [--out minilm.json]
 """
 
 from __future__ import annotations
@@ -22,19 +23,22 @@ from pathlib import Path
 
 import numpy as np
 
-from icml26.samerging.reproduce import PRESETS, MiniLMConfig, run_minilm
+from icml26.samerging.reproduce import MINILM_CPU, PRESETS, run_minilm
 from icml26.shared import quiet_dependencies, torch_threads
 
 
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--seeds", type=int, nargs="+", default=[100])
-    ap.add_argument("--no-literal", action="store_true", help="skip the literal sign reading")
+    ap.add_argument("--literal", action="store_true", help="add the literal sign reading")
+    ap.add_argument("--peft", nargs="*", help="peft combinations (default: MINILM_CPU's)")
     ap.add_argument("--cap", type=int, help="experts' step cap (default: MiniLMConfig's)")
     ap.add_argument("--sizes", type=int, nargs=3, help="train, val, test sentences per task")
     ap.add_argument("--out", type=Path)
     args = ap.parse_args(argv)
-    mc = MiniLMConfig(literal=not args.no_literal)
+    mc = replace(MINILM_CPU, literal=args.literal)
+    if args.peft is not None:
+        mc = replace(mc, peft=tuple(args.peft))
     if args.cap:
         mc = replace(
             mc, expert=replace(mc.expert, cap=args.cap), lora=replace(mc.lora, cap=args.cap)
@@ -45,14 +49,20 @@ def main(argv=None) -> None:
     per: dict = defaultdict(lambda: defaultdict(list))
     stops: list[dict] = []
     t0, c0 = time.perf_counter(), time.process_time()
+    seed_cpu: dict[int, float] = {}
     with torch_threads(1), quiet_dependencies():
         for seed in args.seeds:
+            c1 = time.process_time()
             rows, records = run_minilm(mc, config, seed)
+            seed_cpu[seed] = time.process_time() - c1
             stops += records
             for r in rows:
                 for name, stat in r.metrics.items():
                     per[(r.group, r.method)][name].append(stat.mean)
+            if args.out:
+                _write(args.out, args.seeds, seed_cpu, per, stops, t0, c0)
     wall, cpu = time.perf_counter() - t0, time.process_time() - c0
+    print(f"CPU per seed (s): {seed_cpu}")
     print(f"seeds {args.seeds}; wall {wall:.0f} s, CPU {cpu:.0f} s (one torch thread)")
     print("| group | method | accuracy (%) | normalised (%) | λ | other |")
     print("|---|---|---|---|---|---|")
@@ -82,19 +92,23 @@ def main(argv=None) -> None:
             f"{suite}: steps {np.mean(steps):.0f} (min {min(steps)}, max {max(steps)}), "
             f"plateau {plateau:.2f}"
         )
-    if args.out:
-        args.out.write_text(
-            json.dumps(
-                {
-                    "seeds": args.seeds,
-                    "wall_s": wall,
-                    "cpu_s": cpu,
-                    "rows": {f"{g} | {m}": dict(v) for (g, m), v in per.items()},
-                    "stopping": stops,
-                },
-                indent=1,
-            )
+
+
+def _write(out: Path, seeds, seed_cpu, per, stops, t0, c0) -> None:
+    out.write_text(
+        json.dumps(
+            {
+                "seeds": seeds,
+                "done": list(seed_cpu),
+                "cpu_per_seed_s": seed_cpu,
+                "wall_s": time.perf_counter() - t0,
+                "cpu_s": time.process_time() - c0,
+                "rows": {f"{g} | {m}": dict(v) for (g, m), v in per.items()},
+                "stopping": stops,
+            },
+            indent=1,
         )
+    )
 
 
 if __name__ == "__main__":
