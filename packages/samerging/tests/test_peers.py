@@ -114,3 +114,41 @@ def test_mixed_architectures_are_refused(bert_folders, tmp_path):
     (other / "pytorch_model.bin").write_bytes(b"\x80\x04")
     with pytest.raises(ValueError, match="pickled"):
         mergekit_merge(base, [other], tmp_path / "out")
+
+
+def _tiny(seed=0, n=3):
+    g = torch.Generator().manual_seed(seed)
+    base = {"a.weight": torch.randn(6, 5, generator=g), "a.bias": torch.randn(6, generator=g)}
+    experts = [{k: v + 0.1 * torch.randn(v.shape, generator=g) for k, v in base.items()}
+               for _ in range(n)]  # fmt: skip
+    return base, experts
+
+
+def test_fusion_bench_wudi_equals_ours_on_weights():
+    pytest.importorskip("fusion_bench", reason="fusion-bench is in the 'peers' extra")
+    from icml26.samerging import wudi
+    from icml26.samerging.peers import fusion_bench_wudi
+
+    base, experts = _tiny()
+    theirs, ours = fusion_bench_wudi(base, experts, iterations=50), wudi(base, experts, steps=50)
+    torch.testing.assert_close(theirs["a.weight"], ours["a.weight"], atol=1e-5, rtol=0)
+    # 1-D tensors: fusion-bench takes the mean of the task vectors, we take their sum
+    taus = torch.stack([e["a.bias"] - base["a.bias"] for e in experts])
+    torch.testing.assert_close(theirs["a.bias"], base["a.bias"] + taus.mean(0))
+    torch.testing.assert_close(ours["a.bias"], base["a.bias"] + taus.sum(0))
+
+
+def test_fusion_bench_tsvm_keeps_one_nth_of_each_task_spectrum():
+    pytest.importorskip("fusion_bench", reason="fusion-bench is in the 'peers' extra")
+    from icml26.samerging.peers import fusion_bench_tsvm
+
+    base, experts = _tiny(n=1)
+    # one expert: TSV-M is its full SVD reassembled, the task vector itself
+    merged = fusion_bench_tsvm(base, experts)
+    torch.testing.assert_close(merged["a.weight"], experts[0]["a.weight"], atol=1e-5, rtol=0)
+    base, experts = _tiny(n=5)  # five tasks: rank 1 each of the five-dimensional spectrum
+    merged = fusion_bench_tsvm(base, experts, scale=0.5)
+    delta = merged["a.weight"] - base["a.weight"]
+    assert int(torch.linalg.matrix_rank(delta, atol=1e-5)) == 5
+    with pytest.raises(ValueError, match="shape"):
+        fusion_bench_tsvm(base, [{**experts[0], "a.weight": torch.zeros(2, 2)}])

@@ -16,6 +16,10 @@ a non-persistent buffer, so neither it nor its alias is in the files, and the op
 weight is skipped as before. Every other tensor, alias and method is mergekit's. Other
 architectures go through mergekit unchanged.
 
+:func:`fusion_bench_tsvm` and :func:`fusion_bench_wudi` call fusion-bench's own TSV-M
+(``compute_and_sum_svd_mem_reduction``) and WUDI (``wudi_merging``) on state dicts sharing a
+base, on the CPU, their output silenced.
+
 Needs the ``peers`` extra (``pip install "icml26-samerging[peers]"``).
 """
 
@@ -25,7 +29,10 @@ import json
 from collections.abc import Sequence
 from pathlib import Path
 
-__all__ = ["bert_architecture", "mergekit_merge"]
+import torch
+from torch import Tensor
+
+__all__ = ["bert_architecture", "fusion_bench_tsvm", "fusion_bench_wudi", "mergekit_merge"]
 
 _BERT = "BertModel"
 
@@ -115,4 +122,57 @@ def mergekit_merge(
             mergekit.merge.run_merge(config, str(out), options=options)
     else:
         mergekit.merge.run_merge(config, str(out), options=options)
+    return out
+
+
+def _task_vectors(base, experts) -> tuple[dict, list[dict]]:
+    from icml26.samerging.merge import as_state_dict, check_experts, merge_keys
+
+    base_sd = as_state_dict(base, "base")
+    sds = [as_state_dict(e, f"expert {n}") for n, e in enumerate(experts)]
+    keys = merge_keys(base_sd)
+    check_experts(base_sd, sds, keys)
+    return base_sd, [{k: sd[k] - base_sd[k] for k in keys} for sd in sds]
+
+
+def _silenced(fn, *args, grad: bool = False, **kwargs):
+    """``fn`` with its prints and progress bars swallowed."""
+    import contextlib
+    import io
+
+    from icml26.shared import quiet_dependencies
+
+    sink = io.StringIO()
+    with (
+        quiet_dependencies(),
+        contextlib.redirect_stdout(sink),
+        contextlib.redirect_stderr(sink),
+        torch.set_grad_enabled(grad),
+    ):
+        return fn(*args, **kwargs)
+
+
+def fusion_bench_tsvm(base, experts, *, scale: float = 1.0) -> dict[str, Tensor]:
+    """fusion-bench's TSV-M (Gargiulo et al. 2025): ``θ_0 + λ · TSVM(τ_1..τ_N)``."""
+    from fusion_bench.method.task_singular_vector.utils.TSVM_utils import (
+        compute_and_sum_svd_mem_reduction,
+    )
+
+    base_sd, taus = _task_vectors(base, experts)
+    merged = _silenced(compute_and_sum_svd_mem_reduction, taus, accelerator="cpu")
+    out = dict(base_sd)
+    for k, v in merged.items():
+        out[k] = base_sd[k] + scale * v.to(base_sd[k].dtype)
+    return out
+
+
+def fusion_bench_wudi(base, experts, *, iterations: int = 300) -> dict[str, Tensor]:
+    """fusion-bench's WUDI (Cheng et al. 2025; Adam, lr 1e-5, ``iterations`` per 2-D tensor)."""
+    from fusion_bench.method.wudi.wudi import wudi_merging
+
+    base_sd, taus = _task_vectors(base, experts)
+    merged = _silenced(wudi_merging, taus, grad=True, accelerator="cpu", iter_num=iterations)
+    out = dict(base_sd)
+    for k, v in merged.items():
+        out[k] = base_sd[k] + v.detach().to(base_sd[k].dtype)
     return out
