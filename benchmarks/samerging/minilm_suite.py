@@ -35,7 +35,14 @@ def main(argv=None) -> None:
     ap.add_argument("--cap", type=int, help="experts' step cap (default: MiniLMConfig's)")
     ap.add_argument("--sizes", type=int, nargs=3, help="train, val, test sentences per task")
     ap.add_argument("--out", type=Path)
+    ap.add_argument("--render", type=Path, help="print the tables of a JSON written by --out")
     args = ap.parse_args(argv)
+    if args.render:
+        data = json.loads(args.render.read_text())
+        print(f"seeds done {data.get('done', data['seeds'])}; CPU per seed (s) "
+              f"{data.get('cpu_per_seed_s')}")  # fmt: skip
+        render(data)
+        return
     mc = replace(MINILM_CPU, literal=args.literal)
     if args.peft is not None:
         mc = replace(mc, peft=tuple(args.peft))
@@ -62,18 +69,24 @@ def main(argv=None) -> None:
             if args.out:
                 _write(args.out, args.seeds, seed_cpu, per, stops, t0, c0)
     wall, cpu = time.perf_counter() - t0, time.process_time() - c0
-    print(f"CPU per seed (s): {seed_cpu}")
     print(f"seeds {args.seeds}; wall {wall:.0f} s, CPU {cpu:.0f} s (one torch thread)")
+    print(f"CPU per seed (s): {seed_cpu}")
+    render({"rows": {f"{g} | {m}": dict(v) for (g, m), v in per.items()}, "stopping": stops})
+
+
+def _fmt(v) -> str:
+    if not v:
+        return ""
+    return f"{np.mean(v):.1f} ± {np.std(v, ddof=1) if len(v) > 1 else 0:.1f}"
+
+
+def render(data: dict, margins=(2.0, 3.0, 1.0, 1.0, 1.0)) -> None:
+    """The table (mean ± sd over seeds), the stopping summary and the claim's checks."""
+    rows = data["rows"]
     print("| group | method | accuracy (%) | normalised (%) | λ | other |")
     print("|---|---|---|---|---|---|")
-    for (group, method), metrics in per.items():
-
-        def fmt(name, metrics=metrics):
-            v = metrics.get(name)
-            if not v:
-                return ""
-            return f"{np.mean(v):.1f} ± {np.std(v, ddof=1) if len(v) > 1 else 0:.1f}"
-
+    for key, metrics in rows.items():
+        group, method = key.split(" | ", 1)
         lam = metrics.get("scale")
         lam = "/".join(f"{x:g}" for x in lam) if lam else ""
         other = ", ".join(
@@ -81,17 +94,49 @@ def main(argv=None) -> None:
             for k, v in metrics.items()
             if k not in ("accuracy", "normalised", "scale")
         )
-        print(f"| {group} | {method} | {fmt('accuracy')} | {fmt('normalised')} | {lam} | {other} |")
+        acc, norm = _fmt(metrics.get("accuracy")), _fmt(metrics.get("normalised"))
+        print(f"| {group} | {method} | {acc} | {norm} | {lam} | {other} |")
     reasons = defaultdict(list)
-    for s in stops:
+    for s in data["stopping"]:
         reasons[s["suite"]].append((s["steps"], s["reason"]))
     for suite, v in reasons.items():
         steps = [a for a, _ in v]
         plateau = np.mean([r == "plateau" for _, r in v])
         print(
             f"{suite}: steps {np.mean(steps):.0f} (min {min(steps)}, max {max(steps)}), "
-            f"plateau {plateau:.2f}"
+            f"plateau {plateau:.2f} of {len(v)}"
         )
+
+    def acc(method, group="MiniLM full"):
+        return float(np.mean(rows[f"{group} | {method}"]["accuracy"]))
+
+    m_ties, m_ta, m_t1, m_mag, m_lora = margins
+    sa = acc("SA-Merging")
+    spear = rows["MiniLM full | Spearman(structural score, |τ|)"]
+    lora = "MiniLM LoRA"
+    rw, ew = acc("SA-Merging rank-wise", lora), acc("SA-Merging element-wise", lora)
+    max_rank = max(rows["MiniLM LoRA | SA-Merging rank-wise"]["max_rank"])
+    checks = [
+        (f"SA ≥ TIES + {m_ties:g}", sa >= acc("TIES") + m_ties, f"{sa:.1f} vs {acc('TIES'):.1f}"),
+        (f"SA ≥ TA + {m_ta:g}", sa >= acc("Task arithmetic") + m_ta,
+         f"{sa:.1f} vs {acc('Task arithmetic'):.1f}"),
+        ("SA > base + heads", sa > acc("Base + task heads"),
+         f"{sa:.1f} vs {acc('Base + task heads'):.1f}"),
+        (f"SA(T=10) ≥ SA(T=1) + {m_t1:g}", sa >= acc("SA-Merging T=1") + m_t1,
+         f"{sa:.1f} vs {acc('SA-Merging T=1'):.1f}"),
+        (f"SA ≥ mag×cons + {m_mag:g}", sa >= acc("Magnitude × consensus (iterative)") + m_mag,
+         f"{sa:.1f} vs {acc('Magnitude × consensus (iterative)'):.1f}"),
+        ("Spearman < 0.5 on ≥ half the tensors", np.mean(spear["fraction_below"]) >= 0.5,
+         f"fraction {np.mean(spear['fraction_below']):.2f}, median ρ "
+         f"{np.mean(spear['median_rho']):.3f}"),
+        (f"LoRA rank-wise ≥ element-wise + {m_lora:g}, ranks ≤ r",
+         rw >= ew + m_lora and max_rank <= MINILM_CPU.lora_rank,
+         f"{rw:.1f} vs {ew:.1f}; max kept rank {max_rank:g}"),
+    ]  # fmt: skip
+    print("| check | holds | measured |")
+    print("|---|---|---|")
+    for name, ok, measured in checks:
+        print(f"| {name} | {'yes' if ok else 'no'} | {measured} |")
 
 
 def _write(out: Path, seeds, seed_cpu, per, stops, t0, c0) -> None:

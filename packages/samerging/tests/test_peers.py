@@ -5,6 +5,9 @@ import importlib.metadata
 import pytest
 import torch
 
+# imports mergekit, transformers and fusion-bench: slow on the 2-core machines
+pytestmark = pytest.mark.slow
+
 mergekit = pytest.importorskip("mergekit", reason="mergekit is in the 'peers' extra")
 transformers = pytest.importorskip("transformers", reason="transformers is in the extras")
 
