@@ -546,15 +546,17 @@ MINILM_PAPER = MiniLMConfig(
 )
 
 
-# the MiniLM suite at a CPU scale, experts trained to their training-loss plateau: the
-# convergence rule (window 4, patience 3, 5 % relative improvement) and the learning rates
-# were set on development seed 100 from the training loss alone (lr 3e-4 for full experts
-# collapsed to chance there); the cap is far above the steps the plateau takes
+# the MiniLM suite at a CPU scale, experts trained to their training-loss plateau. The
+# learning rates were set on development seed 100 from the training loss alone (lr 3e-4
+# for full experts collapsed to chance there). A first rule, Plateau(4, 3, 0.05), never
+# fired: on 128 memorised sentences the loss decays geometrically, > 5 % per 4-step
+# window, up to the cap; the rule below asks for 10 % per 8-step window (training loss
+# only; no accuracy was looked at)
 MINILM_CPU = MiniLMConfig(
     tasks=("compare", "sum-parity", "bigger-subject"),  # the three a linear probe fails
     sizes=(128, 64, 128),
-    expert=TrainConfig(lr=1e-4, batch_size=32, window=4, patience=3, min_delta=0.05, cap=600),
-    lora=TrainConfig(lr=1e-3, batch_size=32, window=4, patience=3, min_delta=0.05, cap=600),
+    expert=TrainConfig(lr=1e-4, batch_size=32, window=8, patience=3, min_delta=0.1, cap=600),
+    lora=TrainConfig(lr=1e-3, batch_size=32, window=8, patience=3, min_delta=0.1, cap=600),
     literal=False,
     peft=("ties",),
 )
