@@ -1,6 +1,6 @@
 """The MiniLM suite at a CPU scale: full and PEFT LoRA experts on all-MiniLM-L6-v2.
 
-Three template tasks (``MINILM_CPU``: 128 / 64 / 128 train / val / test sentences each),
+Three template tasks (``MINILM_CPU``: 256 / 64 / 128 train / val / test sentences each),
 heads fitted on the frozen base and never merged, experts stopped by their training-loss
 plateau (the cap is far above it), then every merger of ``run_minilm``: task arithmetic
 and TIES (λ on validation), SA-Merging (T = 10 and T = 1, λ = 1 and λ on validation),
