@@ -11,8 +11,12 @@ Reported: max |our TIES − fusion-bench TIES| over all tensors (same trim 20 %,
 mean, λ = 0.3), wall time as the best of ``--repeats`` runs and the ratio, and peak
 resident-memory growth of each merge measured in a forked child process. SA-Merging runs
 N × T = N × 10 autodiff passes of the path network, so its time is a slower regime by
-design; the ratio to TIES is what this measures. mergekit is not benchmarked: it merges
-Hugging Face model folders of decoder LLMs (its architecture registry), not these models.
+design; the ratio to TIES is what this measures. Also timed on the same inputs:
+fusion-bench TSV-M and WUDI (WUDI on the Digits MLP only: 300 Adam steps of an
+N × d × d product per 2-D tensor, out of reach of a CPU for MiniLM), and, on MiniLM,
+mergekit TIES on ``save_pretrained`` folders of the whole model (through
+``icml26.samerging.peers.mergekit_merge``; its time includes reading and writing the
+folders) next to our TIES on the same whole state dict in memory.
 
     python benchmarks/samerging/bench_merge.py [--minilm] [--repeats 3]
 """
@@ -46,6 +50,41 @@ def fusion_bench_ties(base, experts, *, density=0.2, scale=0.3, merge="mean"):
         merged = ties_merging(flat, reset_thresh=100 * density, merge_func=merge)
     tv = vector_to_state_dict(merged, {k: v.clone() for k, v in base.items()})
     return {k: base[k] + scale * tv[k] for k in base}
+
+
+def _peer_time(fn, repeats):
+    try:
+        return best_time(fn, repeats)
+    except ImportError:
+        return float("nan")
+
+
+def mergekit_ties_time(full_base, experts, repeats):
+    """mergekit TIES on BertModel folders of the whole MiniLM (encoder task vectors)."""
+    import shutil
+    import tempfile
+    from pathlib import Path
+
+    from icml26.samerging.io import save_state_dict
+    from icml26.samerging.minilm import model_dir
+    from icml26.samerging.peers import mergekit_merge
+
+    with tempfile.TemporaryDirectory(prefix="samerging-mk-") as tmp:
+        root = Path(tmp)
+        folders = []
+        for i, ex in enumerate([{}, *experts]):
+            f = root / f"m{i}"
+            save_state_dict({**full_base, **ex}, f)
+            shutil.copy(model_dir() / "config.json", f / "config.json")
+            folders.append(f)
+
+        def run():
+            mergekit_merge(folders[0], folders[1:], root / "out", method="ties", weight=0.3)
+
+        t = best_time(run, repeats)
+    whole = [{**full_base, **ex} for ex in experts]
+    ours = best_time(lambda: ties_merging(full_base, whole, density=0.2, scale=0.3), repeats)
+    return t, ours
 
 
 def _child(fn, conn):
@@ -115,7 +154,7 @@ def minilm_like(n_experts: int, seed: int = 0):
     return base, experts, BertPath(num_layers=layers)
 
 
-def bench(name, base, experts, path, repeats, rows):
+def bench(name, base, experts, path, repeats, rows, full=None):
     ours = lambda: ties_merging(base, experts, density=0.2, scale=0.3)  # noqa: E731
     sa = lambda: sa_merge(base, experts, path=path)  # noqa: E731
     row = {"setting": name, "N": len(experts)}
@@ -129,6 +168,15 @@ def bench(name, base, experts, path, repeats, rows):
         row["fusion-bench TIES s"] = float("nan")
     row["our TIES s"] = best_time(ours, repeats)
     row["SA-Merging s"] = best_time(sa, max(1, repeats // 2))
+    from icml26.samerging import peers
+
+    row["fusion-bench TSV-M s"] = _peer_time(lambda: peers.fusion_bench_tsvm(base, experts), 1)
+    if "Digits" in name:
+        row["fusion-bench WUDI s"] = _peer_time(lambda: peers.fusion_bench_wudi(base, experts), 1)
+    if full is not None:
+        row["mergekit TIES (folders) s"], row["our TIES (whole model) s"] = mergekit_ties_time(
+            full, experts, max(1, repeats // 2)
+        )
     row["TIES peak MiB"] = peak_mib(ours)
     row["SA peak MiB"] = peak_mib(sa)
     rows.append(row)
@@ -140,27 +188,35 @@ def main() -> None:
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--minilm", action="store_true")
     ap.add_argument("--minilm-experts", type=int, nargs="+", default=[2, 8])
+    ap.add_argument("--no-digits", action="store_true", help="skip the Digits MLP rows")
     args = ap.parse_args()
     rows = []
     with quiet_dependencies(), torch_threads(1):
-        config = PRESETS["smoke"]
-        tasks, base, _ = _base(
-            config.widths, config.noise, config.data_seed, config.base_seed, config.pretrain
-        )
-        suite = _Suite(base, tasks, config, 0, config.unit_spread)
-        for n in (2, 8):
-            bench("Digits MLP", suite.base, suite.experts[:n], suite.path, args.repeats, rows)
+        if not args.no_digits:
+            config = PRESETS["smoke"]
+            tasks, base, _ = _base(
+                config.widths, config.noise, config.data_seed, config.base_seed, config.pretrain
+            )
+            suite = _Suite(base, tasks, config, 0, config.unit_spread)
+            for n in (2, 8):
+                bench("Digits MLP", suite.base, suite.experts[:n], suite.path, args.repeats, rows)
         if args.minilm:
             from icml26.samerging.minilm import available
 
             for n in args.minilm_experts:
                 if available():
+                    from safetensors.torch import load_file
+
+                    from icml26.samerging.minilm import model_dir
+
                     b, ex, path = minilm_real(n)
-                    bench("MiniLM-L6 encoder", b, ex, path, args.repeats, rows)
+                    full = load_file(model_dir() / "model.safetensors")
+                    bench("MiniLM-L6 encoder", b, ex, path, args.repeats, rows, full=full)
                 else:
                     b, ex, path = minilm_like(n)
                     bench("MiniLM-shaped (random)", b, ex, path, args.repeats, rows)
-    keys = list(rows[0])
+    keys = list(dict.fromkeys(k for r in rows for k in r))
+    rows = [{k: r.get(k, float("nan")) for k in keys} for r in rows]
     print("| " + " | ".join(keys) + " | ours/fusion-bench time | SA/TIES time | SA/TIES peak |")
     print("|" + "---|" * (len(keys) + 3))
     for r in rows:

@@ -31,8 +31,8 @@ from torch import Tensor
 
 from icml26.samerging.lora import LoraAdapter
 from icml26.samerging.saliency import BertPath
-from icml26.samerging.suites import Head, TrainConfig
-from icml26.shared import Plateau, numpy_rng, torch_generator
+from icml26.samerging.suites import Head, TrainConfig, _train
+from icml26.shared import numpy_rng, torch_generator
 
 __all__ = [
     "LORA_TARGETS",
@@ -289,21 +289,6 @@ class MiniLM:
 
 def derive_int(seed: int, name: str) -> int:
     return int(numpy_rng(seed, "torch-seed", name).integers(2**31 - 1))
-
-
-def _train(params: list[Tensor], loss_fn, n: int, cfg: TrainConfig, generator) -> dict:
-    opt = torch.optim.Adam(params, lr=cfg.lr)
-    rule = Plateau(cfg.window, cfg.patience, cfg.min_delta, cfg.cap)
-    while not rule.stopped:
-        perm = torch.randperm(n, generator=generator)
-        for start in range(0, n, cfg.batch_size):
-            loss = loss_fn(perm[start : start + cfg.batch_size])
-            opt.zero_grad()
-            loss.backward()
-            opt.step()
-            if rule.update(loss.item()):
-                break
-    return rule.summary()
 
 
 def peft_weighted_merge(

@@ -178,19 +178,56 @@ class Head:
 
 
 def _train(params: list[Tensor], loss_fn, n: int, cfg: TrainConfig, generator) -> dict:
+    """Adam on seeded minibatches until ``Plateau`` fires on the training loss.
+
+    Data-parallel under a launcher (``torchrun``, ``accelerate launch``) with an
+    initialised process group: every rank draws the same seeded permutation and takes its
+    own strided shard of each minibatch; gradients and the loss are all-reduced
+    (weighted by shard size, so the step equals the one-process step on the whole
+    minibatch) and every rank feeds the same loss to its rule, so all stop together and
+    hold identical parameters.
+    """
+    dist = torch.distributed
+    grouped = dist.is_available() and dist.is_initialized()
+    world, me = (dist.get_world_size(), dist.get_rank()) if grouped else (1, 0)
     opt = torch.optim.Adam(params, lr=cfg.lr)
     rule = Plateau(cfg.window, cfg.patience, cfg.min_delta, cfg.cap)
     while not rule.stopped:
         perm = torch.randperm(n, generator=generator)
         for start in range(0, n, cfg.batch_size):
             idx = perm[start : start + cfg.batch_size]
-            loss = loss_fn(idx)
             opt.zero_grad()
-            loss.backward()
+            if world == 1:
+                loss = loss_fn(idx)
+                loss.backward()
+                value = loss.item()
+            else:
+                value = _data_parallel_step(params, loss_fn, idx[me::world], len(idx))
             opt.step()
-            if rule.update(loss.item()):
+            if rule.update(value):
                 break
     return rule.summary()
+
+
+def _data_parallel_step(params: list[Tensor], loss_fn, shard: Tensor, total: int) -> float:
+    """Backward on this rank's shard; all-reduce the size-weighted gradients and loss."""
+    import torch.distributed as dist
+
+    if len(shard):
+        loss = loss_fn(shard) * (len(shard) / total)
+        loss.backward()
+        value = loss.detach().reshape(1).to(torch.float64)
+    else:  # a short last minibatch can leave a rank without examples
+        value = torch.zeros(1, dtype=torch.float64)
+    grads = [p.grad if p.grad is not None else torch.zeros_like(p) for p in params]
+    flat = torch.cat([g.reshape(-1) for g in grads])
+    dist.all_reduce(flat)
+    dist.all_reduce(value)
+    offset = 0
+    for p, g in zip(params, grads, strict=True):
+        p.grad = flat[offset : offset + g.numel()].view_as(g).clone()
+        offset += g.numel()
+    return float(value)
 
 
 def pretrain_base(
