@@ -19,6 +19,7 @@ from icml26.scldm.reproduce import (
     PRESETS,
     REAL,
     RECON,
+    RELATIVE,
     judge,
     run,
 )
@@ -47,7 +48,11 @@ def test_reduced_run_computes_every_table_and_check(tmp_path):
     for metric in ("mmd", "corr_error", "type_acc"):
         assert math.isfinite(report.stat(RECON, metric, G_RECON).mean)
     # the classifier's accuracy on the real test cells: the reference of every type accuracy
-    assert 0.5 <= report.stat(REAL, "type_acc", G_RECON).mean <= 1.0
+    real = report.stat(REAL, "type_acc", G_RECON).mean
+    assert 0.5 <= real <= 1.0
+    # (c) restated relative to the real cells: reported, one seed, so the ratio of the two rows
+    relative = report.stat(RELATIVE, "type_acc", G_RECON).mean
+    assert relative == pytest.approx(report.stat("scLDM", "type_acc", G_TYPE).mean / real)
     for method in ("scLDM", "scLDM AE + Gaussian prior", "MLP VAE"):
         for metric in ("mmd", "w1", "w2", "r2_mean", "r2_var", "corr_error", "knn_acc"):
             value = report.stat(method, metric, G_UNCOND).mean
@@ -59,6 +64,7 @@ def test_reduced_run_computes_every_table_and_check(tmp_path):
     for method in ("scLDM", "MLP VAE", PCA_EMBED):
         assert 0.0 <= report.stat(method, "knn_type_acc", G_EMBED).mean <= 1.0
     checks = judge(report, REDUCED)
+    # the relative row is not judged: the checks only
     assert [c.name[:3] for c in checks] == ["(a)", "(b)", "(c)", "(c)", "(d)"]
     assert checks[3].name.startswith("(c) ceiling")
     assert all(c.detail for c in checks)

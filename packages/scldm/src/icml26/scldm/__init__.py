@@ -101,4 +101,4 @@ __all__ = [
     "wsd_schedule",
 ]
 
-__version__ = "0.6.0"
+__version__ = "0.7.0"

@@ -75,6 +75,9 @@ G_UNCOND, G_TYPE, G_PERT = "unconditional", "per cell type", "held-out perturbat
 G_RECON, RECON = "autoencoder reconstruction", "scLDM AE reconstruction"
 # the real-cell classifier on the real test cells themselves: the bound of every type accuracy
 REAL = "real test cells"
+# scLDM's type accuracy at w = 1 divided by the real test cells' (reported, not judged: a
+# restatement of check (c) relative to what the classifier achieves on real cells)
+RELATIVE = "scLDM (w=1) / real test cells"
 # how much cell identity each latent keeps: a kNN classifier fitted on the training cells'
 # embeddings labels the test cells' embeddings
 G_EMBED, PCA_EMBED = "latent kNN type accuracy", "PCA of log1p-CP10k"
@@ -120,10 +123,12 @@ class Config:
     dit_heads: int = 4
     # trained to a convergence rule on the flow-matching training loss: the mean of
     # dit_window steps has not improved by a relative dit_min_delta for dit_patience windows
-    # (then the schedule's decay), at most dit_max_steps steps (twice the brief's smoke
-    # budget of 2,000 steps); None: dit_steps fixed steps
+    # (then the schedule's decay), at most dit_max_steps steps; None: dit_steps fixed steps.
+    # The cap is 8,000 (four times the brief's smoke budget of 2,000 steps): at 4,000 the cap,
+    # not the rule, ended every run; with 8,000 the rule fires first (5,500 steps on
+    # development seed 100, benchmarks/scldm/stage_budget.py)
     dit_steps: int = 2000
-    dit_max_steps: int | None = 4000
+    dit_max_steps: int | None = 8000
     dit_window: int = 250
     dit_patience: int = 3
     dit_min_delta: float = 1e-2
@@ -159,10 +164,12 @@ class Config:
 PRESETS = {
     "smoke": Config(),
     # real cells: scanpy's bundled pbmc68k_reduced (700 × 765); the smoke models, the
-    # autoencoder's cap lowered to 2,000 steps (765 genes cost ~6x the smoke's 128 per step)
+    # autoencoder's cap lowered to 2,000 steps (765 genes cost ~6x the smoke's 128 per step),
+    # the DiT's cap kept at 4,000 steps (its measured 0.6.0 table; not re-studied at 8,000)
     "pbmc": Config(
         dataset="pbmc68k_reduced",
         ae_max_steps=2000,
+        dit_max_steps=4000,
         scvi_epochs=200,
         umap_cells=140,
     ),
@@ -439,8 +446,9 @@ def _run(config: Config, seed: int, out: Path) -> Report:
     for name, gen in generators.items():
         per_type_gen[name] = gen.generate(len(request), {"cell_type": request}, seed=seed)
     test_pcs = space.transform(test.X)
+    type_acc: dict[str, float] = {}
     for name, gen in per_type_gen.items():
-        acc = classifier.accuracy(gen.X, request)
+        acc = type_acc[name] = classifier.accuracy(gen.X, request)
         gen_pcs = space.transform(gen.X)
         per = {
             t: mmd_rbf(test_pcs[types == t], gen_pcs[request == t], space.bandwidth)
@@ -479,6 +487,9 @@ def _run(config: Config, seed: int, out: Path) -> Report:
     real_acc = classifier.accuracy(test.X, types)
     rows.append(Row.of(REAL, group=G_RECON, type_acc=real_acc))
     records.append({"seed": seed, "group": G_RECON, "method": REAL, "type_acc": real_acc})
+    relative = type_acc[METHOD] / max(real_acc, 1e-12)
+    rows.append(Row.of(RELATIVE, group=G_RECON, type_acc=relative))
+    records.append({"seed": seed, "group": G_RECON, "method": RELATIVE, "type_acc": relative})
     records.append(
         {
             "seed": seed,
