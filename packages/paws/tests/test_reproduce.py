@@ -17,8 +17,29 @@ TINY = Config(
 )  # fmt: skip
 
 
+#: TINY's seed-0 normalised returns at n = 40 as computed by release 0.3.0, before the
+#: exact speed-ups (the optimiser without torch.optim's wrappers, one BC fit per seed
+#: shared with CPL+KL's pre-training): the same maths must give the same numbers.
+NUMBERS_0_3_0 = {
+    "BC": float.fromhex("-0x1.f6e6c00c66477p-8"),
+    "filtered BC": float.fromhex("-0x1.a90f3234c6d9ap-7"),
+    "P-IQL-lite": float.fromhex("0x1.cfe547664aa1cp-5"),
+    "P-IQL": float.fromhex("0x1.509b23c8dd32fp-7"),
+    "PT+IQL": float.fromhex("-0x1.068cd1bf10982p-6"),
+    "IPL": float.fromhex("-0x1.88df8ff3e9708p-9"),
+    "CPL": float.fromhex("-0x1.a144f6558493fp-7"),
+    "CPL+KL": float.fromhex("-0x1.6924d8c751939p-7"),
+    "PAWS": float.fromhex("0x1.51fb807e5ff39p-9"),
+    "PAWS per-step": float.fromhex("0x1.54377c803cf59p-4"),
+    "PAWS λ=1": float.fromhex("-0x1.4040614e78f3bp-6"),
+}
+
+
 def test_tiny_reproduction_runs_every_method_and_is_judged(tmp_path, capfd):
     rep = run(TINY, 0, tmp_path)
+    for method, value in NUMBERS_0_3_0.items():
+        got = rep.row(method, "n=40").metrics["normalised_return"].mean
+        assert got == pytest.approx(value, rel=1e-9, abs=1e-12), method
     assert {r.method for r in rep.rows} >= set(ALL_METHODS) | {"PAWS λ=1"}
     for r in rep.rows:
         assert np.isfinite(r.metrics["normalised_return"].mean)
