@@ -137,3 +137,12 @@ def test_critics_and_reward_models_normalise_when_asked(pairs, episodes):
     assert fit.policy.obs_norm.active
     fit, _ = piql_lite(pairs, episodes, policy_config=FAST, advantage_config=adv, seed=0)
     assert np.allclose(fit.policy.obs_norm.mean.numpy(), mean, atol=1e-6)
+
+
+def test_loading_statistics_switches_the_normaliser_on(episodes):
+    pol = behaviour_cloning(episodes, FAST, seed=0).policy
+    fresh = type(pol)(pol.obs_dim, pol.act_dim)
+    assert not fresh.obs_norm.active
+    fresh.load_state_dict(pol.state_dict())
+    o = episodes.obs[:5, 3]
+    assert fresh.obs_norm.active and np.array_equal(fresh.act(o), pol.act(o))

@@ -94,6 +94,11 @@ class ObsNorm(nn.Module):
     def forward(self, obs: torch.Tensor) -> torch.Tensor:
         return (obs - self.mean) / self.std if self.active else obs
 
+    def _load_from_state_dict(self, state_dict, prefix, *args, **kwargs) -> None:
+        super()._load_from_state_dict(state_dict, prefix, *args, **kwargs)
+        # loaded statistics switch the module on (identity statistics change nothing)
+        self.active = bool(torch.any(self.mean != 0) or torch.any(self.std != 1))
+
     def extra_repr(self) -> str:
         return f"dim={self.mean.numel()}, active={self.active}"
 

@@ -223,6 +223,5 @@ def load_policy(directory: str | Path) -> TanhGaussianPolicy:
     if not cfg.get("normalize_obs", False):  # files of releases before the normaliser
         state.setdefault("obs_norm.mean", policy.obs_norm.mean)
         state.setdefault("obs_norm.std", policy.obs_norm.std)
-    policy.load_state_dict(state)
-    policy.obs_norm.active = bool(cfg.get("normalize_obs", False))
+    policy.load_state_dict(state)  # switches the normaliser on when statistics are loaded
     return policy.eval()
