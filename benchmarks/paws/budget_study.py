@@ -72,7 +72,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--n", type=int, default=500)
     ap.add_argument("--length", type=int, default=20)
     ap.add_argument("--fractions", type=float, nargs="+", default=[0.02, 0.1, 0.5])
-    ap.add_argument("--caps", type=int, nargs="+", default=[250, 500, 1000])
+    ap.add_argument("--caps", type=int, nargs="*", default=[250, 500, 1000])
     ap.add_argument("--out", type=Path, default=Path("results/paws/budget"))
     args = ap.parse_args(argv)
     torch.set_num_threads(1)

@@ -7,6 +7,16 @@ same pairs, and success % over ``--eval`` evaluation rollouts (± 2 SE over epis
 
     uv run python benchmarks/paws/metaworld_smoke.py --tasks button-press-topdown-v3 --seeds 0
 
+``--normalize on`` z-scores the observations inside every learner (A_φ, the policies,
+P-IQL-lite's value; statistics from the offline data each learner trains on, stored with
+it and applied at evaluation); ``--normalize both`` runs every learner both ways, the
+normalised rows marked "(z)". ``--methods`` restricts the learners, e.g. to BC, filtered
+BC and PAWS on a harder task:
+
+    uv run python benchmarks/paws/metaworld_smoke.py --tasks peg-insert-side-v3 \
+        --seeds 0 --episodes 120 --horizon 200 --normalize both \
+        --methods BC "filtered BC" PAWS
+
 ``--diagnose`` adds BC variants that separate the data from the learner: BC on the
 expert episodes only, BC on z-scored observations (mean and sd of the behaviour steps),
 and both; plus the data's statistics (success per behaviour kind, the expert's first
@@ -26,6 +36,7 @@ from pathlib import Path
 import numpy as np
 
 from icml26.paws import (
+    AdvantageConfig,
     Episodes,
     PAWSConfig,
     PolicyConfig,
@@ -45,6 +56,8 @@ from icml26.paws.metaworld_data import (
 )
 from icml26.shared import numpy_rng, quiet_dependencies, torch_threads
 
+METHODS = ("BC", "filtered BC", "P-IQL-lite", "PAWS", "PAWS per-step")
+
 
 def one(task: str, seed: int, args) -> dict:
     cache = Path(args.cache) / f"{task}-seed{seed}-E{args.episodes}-H{args.horizon}.npz"
@@ -57,27 +70,37 @@ def one(task: str, seed: int, args) -> dict:
     gen_cpu = time.process_time() - t0
     eps = data.episodes
     pairs = make_preferences(eps, args.n, args.length, numpy_rng(seed, "prefs", args.n))
-    pc = PolicyConfig(cap=args.policy_cap)
-    adv = fit_advantage(pairs, seed=seed, device="cpu")
-    fits = {
-        "BC": behaviour_cloning(eps, pc, seed=seed, device="cpu").policy.act,
-        "filtered BC": filtered_bc(pairs, pc, seed=seed, device="cpu").policy.act,
-        "P-IQL-lite": piql_lite(
-            pairs, eps, policy_config=pc, reward_model=adv, seed=seed, device="cpu"
-        )[0].policy.act,
-    }
-    base = PAWSConfig(policy=pc)
-    paws = fit_paws(pairs, base, advantage=adv, seed=seed, device="cpu")
-    fits["PAWS"] = paws.act
-    fits["PAWS per-step"] = fit_paws(pairs, replace(base, weighting="step"), advantage=adv,
-                                     seed=seed, device="cpu").act  # fmt: skip
-    diagnostics: dict = {}
+    fits: dict = {}
+    out = {"task": task, "seed": seed, "behaviour_success": data.success_rate,
+           "generate_cpu_s": gen_cpu}  # fmt: skip
+    modes = {"off": (False,), "on": (True,), "both": (False, True)}[args.normalize]
+    for norm in modes:
+        tag = " (z)" if norm and len(modes) > 1 else ""
+        pc = PolicyConfig(cap=args.policy_cap, normalize_obs=norm)
+        adv = fit_advantage(pairs, AdvantageConfig(normalize_obs=norm), seed=seed, device="cpu")
+        out[f"adv_val_accuracy{tag}"] = adv.val_accuracy
+        base = PAWSConfig(policy=pc)
+        for method in args.methods:
+            if method == "BC":
+                act = behaviour_cloning(eps, pc, seed=seed, device="cpu").policy.act
+            elif method == "filtered BC":
+                act = filtered_bc(pairs, pc, seed=seed, device="cpu").policy.act
+            elif method == "P-IQL-lite":
+                act = piql_lite(pairs, eps, policy_config=pc, reward_model=adv, seed=seed,
+                                device="cpu")[0].policy.act  # fmt: skip
+            else:
+                weighting = "segment" if method == "PAWS" else "step"
+                res = fit_paws(pairs, replace(base, weighting=weighting), advantage=adv,
+                               seed=seed, device="cpu")  # fmt: skip
+                act = res.act
+                if method == "PAWS":
+                    out[f"n_eff{tag}"] = res.temperature.n_eff
+                    out[f"epsilon{tag}"] = res.temperature.epsilon
+            fits[method + tag] = act
     if args.diagnose:
-        diagnostics, extra = _diagnose(data, pc, seed)
+        diagnostics, extra = _diagnose(data, PolicyConfig(cap=args.policy_cap), seed)
+        out.update(diagnostics)
         fits.update(extra)
-    out = {"task": task, "seed": seed, "behaviour_success": data.success_rate, **diagnostics,
-           "generate_cpu_s": gen_cpu, "adv_val_accuracy": adv.val_accuracy,
-           "n_eff": paws.temperature.n_eff, "epsilon": paws.temperature.epsilon}  # fmt: skip
     for name, act in fits.items():
         s, errors = metaworld_success(act, task, args.eval, seed, horizon=args.horizon)
         ok = s[np.isfinite(s)]
@@ -138,6 +161,8 @@ def main() -> None:
     ap.add_argument("--eval", type=int, default=20)
     ap.add_argument("--policy-cap", type=int, default=2000)
     ap.add_argument("--diagnose", action="store_true")
+    ap.add_argument("--normalize", choices=("off", "on", "both"), default="off")
+    ap.add_argument("--methods", nargs="+", choices=METHODS, default=list(METHODS))
     ap.add_argument("--cache", default="results/paws/metaworld-cache")
     ap.add_argument("--json", default="results/paws/metaworld_smoke.json")
     args = ap.parse_args()

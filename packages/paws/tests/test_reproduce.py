@@ -17,6 +17,33 @@ TINY = Config(
 )  # fmt: skip
 
 
+def _torch_optim(params, lr, weight_decay=0.0):
+    """The optimiser of releases ≤ 0.3.0 (torch.optim), for the equality test below."""
+    import torch
+
+    if weight_decay:
+        return torch.optim.AdamW(params, lr=lr, weight_decay=weight_decay)
+    return torch.optim.Adam(params, lr=lr)
+
+
+def test_speed_ups_keep_every_number(tmp_path, monkeypatch):
+    """0.4.0's speed-ups change no number: the run with the package's optimiser and one BC
+    fit shared with CPL+KL's pre-training equals, bit for bit, the 0.3.0 way — torch.optim
+    and CPL+KL training its own BC."""
+    import icml26.paws.reproduce as reproduce
+    from icml26.paws import advantage, baselines, iql, policy
+
+    fast = run(TINY, 0, tmp_path)
+    for module in (advantage, baselines, iql, policy):
+        monkeypatch.setattr(module, "Adam", _torch_optim)
+    plain_cpl = reproduce.cpl
+    monkeypatch.setattr(reproduce, "cpl", lambda *a, pretrained=None, **k: plain_cpl(*a, **k))
+    slow = run(TINY, 0, tmp_path)
+    got = {(r.method, r.group): r.metrics["normalised_return"].values for r in fast.rows}
+    want = {(r.method, r.group): r.metrics["normalised_return"].values for r in slow.rows}
+    assert got == want and len(got) == len(ALL_METHODS) + 1
+
+
 def test_tiny_reproduction_runs_every_method_and_is_judged(tmp_path, capfd):
     rep = run(TINY, 0, tmp_path)
     assert {r.method for r in rep.rows} >= set(ALL_METHODS) | {"PAWS λ=1"}

@@ -11,7 +11,9 @@ per-token outputs are summed ([inferred]). The rule the paper insists on is enfo
 guard: :meth:`SegmentAdvantage.segment` refuses single steps and segments whose length or
 cut grid differs from the training segments. :meth:`SegmentAdvantage.per_step` exists
 only for the per-step ablation and P-IQL's relabelling, which is exactly the mismatch the
-paper diagnoses.
+paper diagnoses. With ``AdvantageConfig(normalize_obs=True)`` the observations are
+z-scored with the statistics of the training pairs' segments (not the held-out split),
+stored in the model (:class:`~icml26.paws.networks.ObsNorm`).
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
-from icml26.paws.networks import SegmentTransformer, default_device, mlp
+from icml26.paws.networks import Adam, ObsNorm, SegmentTransformer, default_device, mlp
 from icml26.paws.preferences import SegmentPairs
 from icml26.shared import Plateau
 
@@ -54,9 +56,10 @@ class SegmentAdvantage(nn.Module):
         self.net: nn.Module = (
             mlp(n_in, 1, hidden) if kind == "mlp" else SegmentTransformer(n_in, self.length)
         )
+        self.obs_norm = ObsNorm(obs_dim)
 
     def _tokens(self, obs: torch.Tensor, act: torch.Tensor) -> torch.Tensor:
-        return self.net(torch.cat([obs, act], dim=-1)).squeeze(-1)
+        return self.net(torch.cat([self.obs_norm(obs), act], dim=-1)).squeeze(-1)
 
     def forward(self, obs: torch.Tensor, act: torch.Tensor) -> torch.Tensor:
         """Segment sums A_φ(τ) of (B, N, ·) segments (no guard: the training path)."""
@@ -128,6 +131,7 @@ class AdvantageConfig:
     plateau_patience: int = 8
     plateau_min_delta: float = 0.01
     cap: int = 3000  # gradient steps
+    normalize_obs: bool = False  # z-score observations with the training pairs' statistics
 
 
 @dataclass
@@ -181,8 +185,14 @@ def fit_advantage(
             pairs.obs_dim, pairs.act_dim, pairs.length, kind=c.kind, hidden=c.hidden,
             alignment=pairs.alignment,
         )  # fmt: skip
+    if c.normalize_obs:
+        norm = getattr(model, "obs_norm", None)
+        if not isinstance(norm, ObsNorm):
+            raise ValueError("normalize_obs needs a model with an `obs_norm` (ObsNorm) module")
+        norm.fit(pairs.obs[tr_idx])  # the training split only, never the held-out pairs
     model = model.to(dev)
-    opt = torch.optim.AdamW(model.parameters(), lr=c.lr, weight_decay=c.weight_decay)
+    # AdamW's update (decoupled weight decay), bit-identical to torch.optim.AdamW
+    opt = Adam(model.parameters(), lr=c.lr, weight_decay=c.weight_decay)
     rule = Plateau(c.plateau_window, c.plateau_patience, c.plateau_min_delta, c.cap)
     tr = torch.as_tensor(tr_idx, device=dev)
     va = torch.as_tensor(val_idx, device=dev)

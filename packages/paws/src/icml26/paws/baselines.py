@@ -45,7 +45,7 @@ from icml26.paws.iql import (
     expectile_loss,
     iql_policy,
 )
-from icml26.paws.networks import default_device, mlp
+from icml26.paws.networks import Adam, ObsNorm, default_device, mlp
 from icml26.paws.policy import (
     PolicyConfig,
     PolicyFit,
@@ -131,7 +131,10 @@ def piql_lite(
     obs, act = episodes.steps()
     torch.manual_seed(seed)
     gen = torch.Generator().manual_seed(seed)
-    value = mlp(obs.shape[1], 1, c.value_hidden).to(dev)
+    norm = ObsNorm(obs.shape[1])
+    if pc.normalize_obs:
+        norm.fit(obs)  # the behaviour steps V is trained on
+    value = torch.nn.Sequential(norm, mlp(obs.shape[1], 1, c.value_hidden)).to(dev)
     ot = torch.as_tensor(obs, device=dev)
     gt = torch.as_tensor(g.reshape(-1), dtype=torch.float32, device=dev)
     scale = float(gt.std()) or 1.0
@@ -181,9 +184,12 @@ def cpl(
     episodes: Episodes | None = None,
     seed: int = 0,
     device=None,
+    pretrained: PolicyFit | None = None,
 ) -> PolicyFit:
     """CPL (or CPL+KL with ``config.kl``; its BC pre-training uses ``episodes`` when given,
-    else both members of every pair)."""
+    else both members of every pair). ``pretrained`` (CPL+KL only) is that BC fit done
+    already — ``behaviour_cloning(episodes, policy_config, seed=seed)`` — and is copied,
+    not trained again (the same parameters, so the same result)."""
     c, pc = config or CPLConfig(), policy_config or PolicyConfig()
     dev = default_device(device)
     torch.manual_seed(seed)
@@ -192,7 +198,13 @@ def cpl(
     act = torch.as_tensor(pairs.act, device=dev)
     y = torch.as_tensor(pairs.label, device=dev)
     reference = None
-    if c.kl:
+    if c.kl and pretrained is not None:
+        policy = copy.deepcopy(pretrained.policy).to(dev)
+        reference = copy.deepcopy(policy).eval()
+        for p in reference.parameters():
+            p.requires_grad_(False)
+        policy.train()
+    elif c.kl:
         if episodes is not None:
             so, sa = episodes.steps()
         else:
@@ -315,9 +327,14 @@ def ipl(
     rterm = torch.zeros(episodes.obs.shape[:2], device=dev)
     rterm[:, -1] = 1.0
     rterm = rterm.reshape(-1)
-    critic = Critic(pairs.obs_dim, pairs.act_dim, q.hidden).to(dev)
-    q_opt = torch.optim.Adam(critic.q.parameters(), lr=q.lr)
-    v_opt = torch.optim.Adam(critic.v.parameters(), lr=q.lr)
+    critic = Critic(pairs.obs_dim, pairs.act_dim, q.hidden)
+    if q.normalize_obs:  # the critic's training steps: behaviour and preference segments
+        critic.obs_norm.fit(
+            np.concatenate([episodes.steps()[0], pairs.obs.reshape(-1, pairs.obs_dim)])
+        )
+    critic = critic.to(dev)
+    q_opt = Adam(critic.q.parameters(), lr=q.lr)
+    v_opt = Adam(critic.v.parameters(), lr=q.lr)
     rule = Plateau(c.plateau_window, c.plateau_patience, c.plateau_min_delta, c.cap)
     n, length, d, a_dim = len(pairs), pairs.length, pairs.obs_dim, pairs.act_dim
     w = c.replay_weight

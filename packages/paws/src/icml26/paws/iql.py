@@ -17,7 +17,8 @@ rule watches the *normalised* TD loss L_Q / Var(target) (one minus the regressio
 a training loss that falls as the critic fits. Learnt rewards are rescaled as IQL does for
 its locomotion data (and Preference Transformer's IQL after it): r ← r · 1000 /
 (max episode return − min episode return) over the behaviour episodes, the scale its
-β = 3 assumes.
+β = 3 assumes. With ``IQLConfig(normalize_obs=True)`` the critic z-scores observations
+(Q's and V's inputs) with the statistics of its training transitions' observations.
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ from torch import nn
 from torch.nn import functional as F
 
 from icml26.paws.data import Episodes
-from icml26.paws.networks import default_device, mlp
+from icml26.paws.networks import Adam, ObsNorm, default_device, mlp
 from icml26.paws.policy import PolicyConfig, PolicyFit, fit_weighted_mle
 from icml26.shared import Plateau
 
@@ -64,6 +65,7 @@ class IQLConfig:
     plateau_patience: int = 5
     plateau_min_delta: float = 0.01
     cap: int = 3000
+    normalize_obs: bool = False  # z-score observations with the training data's statistics
 
     def __post_init__(self) -> None:
         if not 0 < self.expectile < 1:
@@ -112,14 +114,15 @@ class Critic(nn.Module):
         self.q_target = copy.deepcopy(self.q)
         for p in self.q_target.parameters():
             p.requires_grad_(False)
+        self.obs_norm = ObsNorm(obs_dim)  # shared by Q, its target and V
 
     def qs(self, obs: torch.Tensor, act: torch.Tensor, target: bool = False) -> torch.Tensor:
-        x = torch.cat([obs, act], dim=-1)
+        x = torch.cat([self.obs_norm(obs), act], dim=-1)
         nets = self.q_target if target else self.q
         return torch.stack([n(x).squeeze(-1) for n in nets])  # (2, B)
 
     def value(self, obs: torch.Tensor) -> torch.Tensor:
-        return self.v(obs).squeeze(-1)
+        return self.v(self.obs_norm(obs)).squeeze(-1)
 
     @torch.no_grad()
     def update_target(self, rate: float) -> None:
@@ -154,9 +157,12 @@ def fit_iql(
     torch.manual_seed(seed)
     gen = torch.Generator().manual_seed(seed)
     t = {k: torch.as_tensor(getattr(data, k), device=dev) for k in Transitions.__annotations__}
-    critic = Critic(data.obs.shape[1], data.act.shape[1], c.hidden).to(dev)
-    q_opt = torch.optim.Adam(critic.q.parameters(), lr=c.lr)
-    v_opt = torch.optim.Adam(critic.v.parameters(), lr=c.lr)
+    critic = Critic(data.obs.shape[1], data.act.shape[1], c.hidden)
+    if c.normalize_obs:
+        critic.obs_norm.fit(data.obs)  # the training transitions only
+    critic = critic.to(dev)
+    q_opt = Adam(critic.q.parameters(), lr=c.lr)
+    v_opt = Adam(critic.v.parameters(), lr=c.lr)
     rule = Plateau(c.plateau_window, c.plateau_patience, c.plateau_min_delta, c.cap)
     n = data.obs.shape[0]
     while not rule.stopped:

@@ -6,6 +6,9 @@ every step of a segment sharing its segment's weight. π_θ is a tanh-squashed G
 weight (an unbiased estimate of the same objective's gradient up to the constant Σ w,
 with lower variance than uniform minibatches when a few segments carry most weight).
 Training stops at a plateau of this training loss (``icml26.shared.Plateau``).
+With ``PolicyConfig(normalize_obs=True)`` the policy z-scores its input with the mean and
+standard deviation of its training observations (:class:`~icml26.paws.networks.ObsNorm`),
+stored with it and applied at evaluation.
 """
 
 from __future__ import annotations
@@ -20,7 +23,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from icml26.paws.networks import default_device, mlp
+from icml26.paws.networks import Adam, ObsNorm, default_device, mlp
 from icml26.shared import Plateau, is_main_process, rank
 
 __all__ = [
@@ -44,9 +47,10 @@ class TanhGaussianPolicy(nn.Module):
         super().__init__()
         self.obs_dim, self.act_dim = int(obs_dim), int(act_dim)
         self.net = mlp(obs_dim, 2 * act_dim, hidden)
+        self.obs_norm = ObsNorm(obs_dim)
 
     def forward(self, obs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        mu, log_std = self.net(obs).chunk(2, dim=-1)
+        mu, log_std = self.net(self.obs_norm(obs)).chunk(2, dim=-1)
         return mu, log_std.clamp(LOG_STD_MIN, LOG_STD_MAX)
 
     def log_prob(self, obs: torch.Tensor, act: torch.Tensor) -> torch.Tensor:
@@ -75,6 +79,7 @@ class PolicyConfig:
     plateau_patience: int = 5
     plateau_min_delta: float = 0.01
     cap: int = 3000
+    normalize_obs: bool = False  # z-score inputs with the training observations' statistics
 
 
 @dataclass
@@ -93,7 +98,8 @@ def _world() -> int:
 def train_loop(
     params, loss_fn: Callable[[int], torch.Tensor], config: PolicyConfig, *, cap: int | None = None
 ) -> tuple[dict, list[float]]:
-    """Adam on ``loss_fn(step)`` until the training loss plateaus (or the cap).
+    """Adam (:class:`~icml26.paws.networks.Adam`, bit-identical to ``torch.optim.Adam``)
+    on ``loss_fn(step)`` until the training loss plateaus (or the cap).
 
     Under a launcher (an initialised process group) this is data parallel: every rank
     draws its own minibatches, gradients are averaged by all-reduce, and the plateau rule
@@ -102,7 +108,7 @@ def train_loop(
     """
     params = list(params)
     world = _world()
-    opt = torch.optim.Adam(params, lr=config.lr)
+    opt = Adam(params, lr=config.lr)
     rule = Plateau(
         config.plateau_window, config.plateau_patience, config.plateau_min_delta,
         cap or config.cap,
@@ -113,16 +119,18 @@ def train_loop(
         loss = loss_fn(step)
         opt.zero_grad()
         loss.backward()
-        reduced = loss.detach().clone()
         if world > 1:
+            reduced = loss.detach().clone()
             for p in params:
                 if p.grad is not None:
                     torch.distributed.all_reduce(p.grad)
                     p.grad /= world
             torch.distributed.all_reduce(reduced)
             reduced /= world
+            value = float(reduced)
+        else:
+            value = float(loss.detach())
         opt.step()
-        value = float(reduced)
         losses.append(value)
         rule.update(value)
         step += 1
@@ -159,7 +167,10 @@ def fit_weighted_mle(
     dev = default_device(device)
     torch.manual_seed(seed)  # the same initial parameters on every rank
     gen = torch.Generator().manual_seed(seed + 7919 * rank())  # each rank its own batches
-    policy = TanhGaussianPolicy(o.shape[1], a.shape[1], c.hidden).to(dev)
+    policy = TanhGaussianPolicy(o.shape[1], a.shape[1], c.hidden)
+    if c.normalize_obs:
+        policy.obs_norm.fit(o)  # the training observations only
+    policy = policy.to(dev)
     first: list[int] = []
     ot, at = torch.as_tensor(o, device=dev), torch.as_tensor(a, device=dev)
     if weights is None:
@@ -195,7 +206,8 @@ def save_policy(policy: TanhGaussianPolicy, directory: str | Path) -> Path | Non
     state = {k: v.detach().cpu().contiguous() for k, v in policy.state_dict().items()}
     save_file(state, str(out / "model.safetensors"))
     hidden = [m.out_features for m in policy.net if isinstance(m, nn.Linear)][:-1]
-    cfg = {"obs_dim": policy.obs_dim, "act_dim": policy.act_dim, "hidden": hidden}
+    cfg = {"obs_dim": policy.obs_dim, "act_dim": policy.act_dim, "hidden": hidden,
+           "normalize_obs": policy.obs_norm.active}  # fmt: skip
     (out / "config.json").write_text(json.dumps(cfg))
     return out
 
@@ -207,5 +219,9 @@ def load_policy(directory: str | Path) -> TanhGaussianPolicy:
     d = Path(directory)
     cfg = json.loads((d / "config.json").read_text())
     policy = TanhGaussianPolicy(cfg["obs_dim"], cfg["act_dim"], tuple(cfg["hidden"]))
-    policy.load_state_dict(load_file(str(d / "model.safetensors")))
+    state = load_file(str(d / "model.safetensors"))
+    if not cfg.get("normalize_obs", False):  # files of releases before the normaliser
+        state.setdefault("obs_norm.mean", policy.obs_norm.mean)
+        state.setdefault("obs_norm.std", policy.obs_norm.std)
+    policy.load_state_dict(state)  # switches the normaliser on when statistics are loaded
     return policy.eval()

@@ -24,6 +24,7 @@ import torch
 from torch import nn
 
 from icml26.paws.data import Episodes
+from icml26.paws.networks import ObsNorm
 
 __all__ = ["PreferenceTransformer", "relabel_episodes"]
 
@@ -45,6 +46,7 @@ class PreferenceTransformer(nn.Module):
         super().__init__()
         self.obs_dim, self.act_dim, self.length = int(obs_dim), int(act_dim), int(length)
         self.alignment = alignment
+        self.obs_norm = ObsNorm(obs_dim)  # identity unless fitted (``normalize_obs``)
         self.embed = nn.Linear(obs_dim + act_dim, width)
         self.position = nn.Parameter(torch.zeros(1, length, width))
         layer = nn.TransformerEncoderLayer(
@@ -64,7 +66,7 @@ class PreferenceTransformer(nn.Module):
         n = obs.shape[-2]
         if n > self.length:
             raise ValueError(f"segments of {n} steps exceed the model's length {self.length}")
-        h = self.embed(torch.cat([obs, act], dim=-1)) + self.position[:, :n]
+        h = self.embed(torch.cat([self.obs_norm(obs), act], dim=-1)) + self.position[:, :n]
         h = self.encoder(h, mask=self.causal[:n, :n])
         reward = self.reward_head(h).squeeze(-1)
         att = torch.softmax(
