@@ -165,3 +165,22 @@ def test_ewc_fisher_uses_small_batches_and_the_penalty_bites(tiny_hub, tiny_feat
         assert float(learner.ewc.penalty(learner.router)) > 0.0
     with pytest.raises(ValueError, match="ewc_fisher_batch"):
         with_strategy(EWC, ewc_fisher_batch=0)
+
+
+def test_recorded_training_error_scores_the_current_rows(tiny_hub, tiny_features, fast_train):
+    """The per-epoch training error is computed against the rows as they are after the
+    epoch: the fused optimizer writes them without bumping their version counter, so the
+    trainer must drop the cached normalised registry after every step (0.6.0 did not,
+    and its recorded errors scored stale rows)."""
+    _, xs_train, _ = tiny_features
+    rule = replace(fast_train, epochs=2, max_epochs=6, lr_schedule="constant")
+    strategy = with_strategy(CARVE, replay=None)  # the fit's training set = E_t's queries
+    learner = ContinualRouter(tiny_hub, xs_train[0].shape[1], train=rule, strategy=strategy,
+                              seed=0, device="cpu")  # fmt: skip
+    learner.learn(0, xs_train[0])
+    learner.learn(1, xs_train[1])
+    gold = tiny_hub.experiences[1].train.model
+    fresh = float(np.mean(learner.predict(xs_train[1], tiny_hub.n_registered(1)) != gold))
+    errs = learner.history[-1]["train_errors"]
+    assert errs[-1] == pytest.approx(fresh, abs=1e-9)
+    assert len(set(errs)) > 1  # phase 1 moves only the rows: a stale table froze the error

@@ -115,3 +115,28 @@ def test_unit_rows_match_f_normalize_values_and_gradients():
     torch.testing.assert_close(unit(x), torch.nn.functional.normalize(x, dim=-1))
     torch.testing.assert_close(a.grad[[0, 1, 2, 4, 5, 6]], b.grad[[0, 1, 2, 4, 5, 6]])
     assert torch.linalg.vector_norm(unit(x)[0]).item() == pytest.approx(1.0)
+
+
+def test_cache_after_a_fused_optimizer_step():
+    """PyTorch's fused AdamW writes the rows in place without bumping their version
+    counter; ``invalidate_cache`` or a mode switch drops the stale table."""
+    r = _router()
+    x = torch.randn(4, 16)
+    opt = torch.optim.AdamW(r.parameters(), lr=0.5, fused=True)
+    with torch.no_grad():
+        first = r.normalized_registry()
+    version = r.model_embeddings.weight._version
+    loss = -r.candidate_logits(x, torch.tensor([[1, 0, 2]] * 4))[:, 0].sum()
+    loss.backward()
+    opt.step()
+    expected = torch.nn.functional.normalize(r.model_embeddings.weight.detach())
+    assert not torch.allclose(first, expected)
+    if r.model_embeddings.weight._version == version:  # the pitfall this guards against
+        with torch.no_grad():
+            assert r.normalized_registry() is first
+    r.eval()  # a mode switch drops the cache
+    with torch.no_grad():
+        torch.testing.assert_close(r.normalized_registry(), expected)
+    r.invalidate_cache()
+    with torch.no_grad():
+        torch.testing.assert_close(r.normalized_registry(), expected)

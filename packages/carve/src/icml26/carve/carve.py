@@ -529,6 +529,10 @@ class ContinualRouter:
                 if c.max_grad_norm > 0:
                     accelerator.clip_grad_norm_(model.parameters(), c.max_grad_norm)
                 optimizer.step()
+                # the fused step writes the rows in place without bumping their version
+                # counter: drop the cached normalised registry, or the per-epoch training
+                # error below would score against stale rows (0.6.0's diagnostics did)
+                router.invalidate_cache()
                 step += 1
             epochs_run = epoch + 1
             full = self._train_objective(accelerator.unwrap_model(model), data, n_models, dev)

@@ -14,8 +14,11 @@ residual MLP ``adapter`` that plays the part of the LoRA adapters (trained with 
 adapter learning rate, never anchored); its output layer starts at zero, like LoRA's B.
 
 Inference keeps the normalised registry e(m) cached; the cache is keyed on the version
-counter of the embedding table, so it is rebuilt after :meth:`CarveRouter.register`, an
-optimiser step or a loaded state, and never serves stale rows.
+counter of the embedding table and dropped by :meth:`CarveRouter.register`, a loaded
+state, a device move and every ``train()`` / ``eval()`` call. PyTorch's fused optimizers
+(``AdamW(..., fused=True)``) write the parameters in place *without* bumping the version
+counter, so after such a step call :meth:`CarveRouter.invalidate_cache` (the package's
+trainer does so after every step); plain and ``foreach`` optimizers bump it.
 """
 
 from __future__ import annotations
@@ -177,8 +180,14 @@ class CarveRouter(nn.Module):
         return reg if n_models is None else reg[:n_models]
 
     def invalidate_cache(self) -> None:
-        """Drop the cached normalised registry (done on register, load and training)."""
+        """Drop the cached normalised registry (done on register, load, mode switches and
+        after every step of the package's trainer). Needed after an in-place update that
+        does not bump the table's version counter, such as a fused optimizer's step."""
         self._registry_cache = None
+
+    def train(self, mode: bool = True):  # eval() calls train(False)
+        self.invalidate_cache()
+        return super().train(mode)
 
     def _apply(self, fn, recurse: bool = True):  # .to(), .cuda(), .half() move the table
         self.invalidate_cache()
