@@ -35,6 +35,20 @@ def test_wilson_interval_brackets_the_rate():
     assert lo < 0.1 < hi and hi - lo < 0.1
 
 
+def test_trials_per_n():
+    study = FiniteN(ns=(40, 80), trials=(3, 5))
+    assert (study.trials_at(40), study.trials_at(80)) == (3, 5)
+    assert FiniteN(ns=(40, 80), trials=7).trials_at(80) == 7
+    with pytest.raises(ValueError, match="not in the study"):
+        study.trials_at(60)
+    with pytest.raises(ValueError, match="one per n"):
+        FiniteN(ns=(40, 80), trials=(3,))
+    with pytest.raises(ValueError, match="positive ints"):
+        FiniteN(ns=(40,), trials=0)
+    with pytest.raises(ValueError, match="positive ints"):
+        FiniteN(ns=(40, 80), trials=(3, 2.5))
+
+
 def test_offset_must_be_a_multiple_of_the_chunk():
     with pytest.raises(ValueError, match="multiple of chunk"):
         run_cell(jax.random.key(0), FiniteN(trials=2, chunk=2), 40, 0.1, offset=1)

@@ -5,6 +5,7 @@ import json
 
 import pytest
 
+from icml26.mspca.finite_n import wilson
 from icml26.mspca.reproduce import ALGORITHM1, METHOD, OFFICIAL_VOTE, PAPER, PRESETS, VOTE, Config
 from icml26.shared import reproduce
 from icml26.shared.cli import main
@@ -51,7 +52,14 @@ def test_presets_are_the_papers_settings():
     assert smoke.fractions == paper.fractions == (0.05, 0.10, 0.15, 0.20)
     assert paper.trials * PAPER.default_seeds >= 200
     assert paper.sweep is not None and len(paper.sweep.ns) == 15
-    assert paper.finite_n is not None and paper.finite_n.trials >= 400
+    assert paper.finite_n is not None
+    assert paper.finite_n.ns == (250, 500, 1000, 2000)
+    # ±3 points (Wilson 95%) at the highest failure rate measured at each n
+    measured = {250: 0.29, 500: 0.207, 1000: 0.128, 2000: 0.062}
+    for n, rate in measured.items():
+        trials = paper.finite_n.trials_at(n)
+        low, high = wilson(round(rate * trials), trials)
+        assert (high - low) / 2 <= 0.03, (n, trials, low, high)
     assert {"RPCA-AAP", "Tyler", "Huber", "l1-PCA"} <= set(paper.paired_baselines)
 
 

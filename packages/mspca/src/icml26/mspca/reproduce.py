@@ -107,7 +107,7 @@ PRESETS = {
         control_trials=67,
         vote=3,
         sweep=Sweep(),
-        finite_n=FiniteN(trials=400),
+        finite_n=FiniteN(),  # 1000 / 800 / 600 / 400 trials at n = 250 / 500 / 1000 / 2000
         mixed_shifts=(2.0, 4.0, 8.0, 16.0),
         mixed_trials=34,  # ≈ 100 over 3 seeds, as in rebuttal2.py
         digits_trials=10,
