@@ -22,8 +22,6 @@ from icml26.smoothie import (
 )
 from icml26.smoothie.corpus import corpus_fingerprint
 
-pytest.importorskip("tokenizers")
-
 MODULES = ("json", "csv", "textwrap", "heapq", "bisect", "string", "queue", "shlex")
 
 
@@ -62,7 +60,8 @@ def test_faker_corpus_is_seeded():
 
 
 def test_tokenizer_trains_locally_and_round_trips(docs, tmp_path):
-    from tokenizers import Tokenizer
+    tokenizers = pytest.importorskip("tokenizers")
+    Tokenizer = tokenizers.Tokenizer
 
     tok = train_tokenizer(docs, 600)
     assert tok.get_vocab_size() <= 600
@@ -93,6 +92,7 @@ def test_tokenizer_trains_locally_and_round_trips(docs, tmp_path):
 
 
 def test_training_turns_tokenizer_parallelism_off(monkeypatch):
+    pytest.importorskip("tokenizers")
     monkeypatch.delenv("TOKENIZERS_PARALLELISM", raising=False)
     train_tokenizer(["a b c d"] * 20, 10, min_frequency=1)
     assert os.environ["TOKENIZERS_PARALLELISM"] == "false"
@@ -103,6 +103,7 @@ def test_training_turns_tokenizer_parallelism_off(monkeypatch):
 
 @pytest.mark.slow
 def test_no_fork_warning_after_training():
+    pytest.importorskip("tokenizers")
     code = (
         "import os, sys\n"
         "from icml26.smoothie.corpus import train_tokenizer\n"
@@ -188,6 +189,7 @@ def test_generative_perplexity_is_the_token_weighted_mean():
 
 
 def test_corpus_task_runs_through_the_reproduction(tmp_path):
+    pytest.importorskip("tokenizers")
     from icml26.smoothie.corpus import CorpusTask, corpus_task
     from icml26.smoothie.model import TrainConfig
     from icml26.smoothie.reproduce import Config, run
