@@ -57,6 +57,10 @@ def test_faker_corpus_is_seeded():
     assert all(isinstance(s, str) and len(s.split()) >= 2 for s in a)
     with pytest.raises(ValueError, match="non-negative"):
         faker_corpus(-1, seed=0)
+    from icml26.smoothie.corpus import faker_paragraphs
+
+    paras = faker_paragraphs(5, seed=1)
+    assert paras == faker_paragraphs(5, seed=1) and len(sentence_pairs(paras)) == 15
 
 
 def test_tokenizer_trains_locally_and_round_trips(docs, tmp_path):

@@ -48,6 +48,7 @@ __all__ = [
     "corpus_task",
     "docstring_corpus",
     "faker_corpus",
+    "faker_paragraphs",
     "ppmi_svd_embeddings",
     "sentence_pairs",
     "train_tokenizer",
@@ -180,6 +181,22 @@ def faker_corpus(n: int, *, seed: int, locale: str = "en_US") -> list[str]:
         lambda: f"{fake.name()} works as {fake.job().lower()} in {fake.city()}.",
     )
     return [makers[int(rng.integers(len(makers)))]() for _ in range(n)]
+
+
+def faker_paragraphs(n: int, *, seed: int, sentences: int = 4) -> list[list[str]]:
+    """``n`` seeded ``faker`` paragraphs of ``sentences`` sentences each (for
+    :func:`sentence_pairs`; needs the ``corpus`` extra)."""
+    try:
+        from faker import Faker
+    except ImportError as err:  # pragma: no cover - depends on the environment
+        raise ImportError(
+            "faker_paragraphs needs `faker`: pip install 'icml26-smoothie[corpus]'"
+        ) from err
+    if isinstance(n, bool) or not isinstance(n, int) or n < 0:
+        raise ValueError(f"n must be a non-negative integer, got {n!r}")
+    fake = Faker("en_US")
+    fake.seed_instance(seed)
+    return [fake.sentences(nb=sentences) for _ in range(n)]
 
 
 def sentence_pairs(paragraphs: Sequence[Sequence[str]]) -> list[tuple[str, str]]:
@@ -344,8 +361,7 @@ def corpus_task(task: CorpusTask, rng: np.random.Generator) -> Seq2Seq:
     is token accuracy."""
     paras = [list(p) for p in docstring_corpus(task.modules, paragraphs=True)]
     if task.faker_paragraphs:
-        lines = faker_corpus(task.faker_paragraphs, seed=int(rng.integers(2**31)))
-        paras += [_SENTENCE_END.split(line) for line in lines]
+        paras += faker_paragraphs(task.faker_paragraphs, seed=int(rng.integers(2**31)))
     pairs = sentence_pairs(paras)
     order = rng.permutation(len(pairs))
     if len(pairs) <= task.n_test:
