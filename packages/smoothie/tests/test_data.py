@@ -56,7 +56,7 @@ def test_fit_sigmas_recovers_and_flattens():
     assert 0 < smin < smax
     e = d.embeddings.double()
     d2 = torch.cdist(e, e) ** 2
-    assert torch.softmax(-d2 / (2 * smin**2), -1).diagonal().mean() >= 0.995
+    assert torch.softmax(-d2 / (2 * smin**2), -1).diagonal().mean() >= 0.995 - 1e-9  # rounding
 
 
 def test_vocabulary_errors():

@@ -75,6 +75,13 @@ def test_distance_kernel_matches_cdist():
     x, e = torch.randn(3, 7, 16, generator=g), torch.randn(50, 16, generator=g)
     want = torch.cdist(x.reshape(-1, 16).double(), e.double()).pow(2).reshape(3, 7, 50)
     assert torch.allclose(pairwise_sq_distances(x.double(), e.double()), want, atol=1e-8)
+    # float32, as sampled: within 1e-4 of cdist (relative), and the folded scale
+    got = pairwise_sq_distances(x, e)
+    assert got.shape == (3, 7, 50) and got.dtype == torch.float32
+    assert float(((got.double() - want).abs() / want.clamp_min(1.0)).max()) < 1e-4
+    scaled = pairwise_sq_distances(x.double(), e.double(), scale=-0.5 / 0.7**2)
+    assert torch.allclose(scaled, -want / (2 * 0.7**2), atol=1e-8)
+    assert torch.equal(x, x.clone())  # inputs untouched
 
 
 def test_spaces_share_the_input_map(task, smoothie):

@@ -13,6 +13,13 @@ from icml26.smoothie.baselines import (
     copy_source,
     retrieve_target,
 )
+from icml26.smoothie.corpus import (
+    docstring_corpus,
+    faker_corpus,
+    ppmi_svd_embeddings,
+    sentence_pairs,
+    train_tokenizer,
+)
 from icml26.smoothie.d3pm import D3PM
 from icml26.smoothie.data import (
     Seq2Seq,
@@ -31,6 +38,7 @@ from icml26.smoothie.evaluation import (
     concept_accuracy,
     corpus_bleu,
     distinct_rate,
+    generative_perplexity,
     library_scores,
     self_bleu,
     synonym_mass_ratio,
@@ -79,13 +87,17 @@ __all__ = [
     "corpus_bleu",
     "cut_at_eos",
     "distinct_rate",
+    "docstring_corpus",
+    "faker_corpus",
     "fit_sigmas",
+    "generative_perplexity",
     "library_scores",
     "load_checkpoint",
     "load_embeddings",
     "mbr_select",
     "normalize_embeddings",
     "pairwise_sq_distances",
+    "ppmi_svd_embeddings",
     "read_delimited_pairs",
     "read_jsonl_pairs",
     "read_jsonl_splits",
@@ -93,10 +105,12 @@ __all__ = [
     "sample",
     "save_checkpoint",
     "self_bleu",
+    "sentence_pairs",
     "synonym_mass_ratio",
     "synonym_task",
     "token_recovery",
     "train_diffusion",
+    "train_tokenizer",
 ]
 
-__version__ = "0.3.0"
+__version__ = "0.4.0"

@@ -10,6 +10,8 @@
 - :func:`fit_sigmas` — re-fits σ_min/σ_max to a table (the paper's 1.5/200 belong to
   768-d BERT embeddings): σ_min puts ≥ 99.5% of ``softmax(X0)`` on the true token,
   σ_max makes it near uniform.
+- :meth:`Vocabulary.from_tokenizer` — a Hugging Face ``tokenizers`` tokenizer (a user's
+  ``tokenizer.json`` or one trained locally, :mod:`icml26.smoothie.corpus`) as a vocabulary.
 - Loaders for the DiffuSeq-style ``{train,valid,test}.jsonl`` (``{"src": ..., "trg": ...}``)
   the official code reads, CSV/TSV pairs, and a user vocabulary plus ``.npy`` embeddings
   (``allow_pickle=False``).
@@ -58,6 +60,7 @@ class Vocabulary:
         pad: str = PAD,
         eos: str = EOS,
         tokenize: Callable[[str], list[str]] | None = None,
+        detokenize: Callable[[list[str]], str] | None = None,
     ):
         tokens = list(tokens)
         if len(set(tokens)) != len(tokens):
@@ -69,9 +72,29 @@ class Vocabulary:
         self.index = {tok: i for i, tok in enumerate(tokens)}
         self.pad_id, self.eos_id = self.index[pad], self.index[eos]
         self.tokenize = tokenize or str.split
+        self.detokenize = detokenize or " ".join
 
     def __len__(self) -> int:
         return len(self.tokens)
+
+    @classmethod
+    def from_tokenizer(cls, tokenizer, *, pad: str = PAD, eos: str = EOS) -> Vocabulary:
+        """Wrap a Hugging Face ``tokenizers.Tokenizer`` (e.g. from
+        :func:`icml26.smoothie.corpus.train_tokenizer` or ``Tokenizer.from_file``): its
+        vocabulary in id order, and its pieces (without special tokens) as the tokenisation."""
+        if not hasattr(tokenizer, "get_vocab") or not hasattr(tokenizer, "encode"):
+            raise TypeError(f"expected a tokenizers.Tokenizer, got {type(tokenizer).__name__}")
+        index = tokenizer.get_vocab(with_added_tokens=True)
+        tokens = sorted(index, key=index.__getitem__)
+        if [index[t] for t in tokens] != list(range(len(tokens))):
+            raise ValueError("the tokenizer's ids are not contiguous from 0")
+
+        def tokenize(text: str) -> list[str]:
+            return tokenizer.encode(text, add_special_tokens=False).tokens
+
+        decoder = tokenizer.decoder
+        detokenize = decoder.decode if decoder is not None else " ".join
+        return cls(tokens, pad=pad, eos=eos, tokenize=tokenize, detokenize=detokenize)
 
     @property
     def special_ids(self) -> list[int]:
@@ -106,7 +129,7 @@ class Vocabulary:
                 break
             if i != self.pad_id:
                 out.append(self.tokens[i])
-        return " ".join(out)
+        return self.detokenize(out)
 
 
 def normalize_embeddings(embeddings: Tensor, special_ids: Sequence[int] = ()) -> Tensor:
@@ -199,7 +222,7 @@ class SynonymTask:
 @dataclass
 class Seq2Seq:
     """Token ids: ``src``, ``trg`` ``(N, L)``, ``src_mask`` (1 = token), plus the concept of
-    every token id (``-2`` PAD, ``-1`` EOS) and the vocabulary."""
+    every token id (``-2`` PAD, ``-1`` EOS), the vocabulary and, for text, its tokenizer."""
 
     vocab: Vocabulary
     embeddings: Tensor
@@ -208,6 +231,7 @@ class Seq2Seq:
     train_trg: Tensor
     test_src: Tensor
     test_trg: Tensor
+    tokenizer: object | None = None  # a tokenizers.Tokenizer when built from text
 
     def mask(self, src: Tensor) -> Tensor:
         return (src != self.vocab.pad_id).long()

@@ -1,7 +1,8 @@
 """Scores of generated token sequences and property checks of the forward processes.
 
 Scores: concept accuracy (any synonym is correct), exact token accuracy, corpus BLEU-4 on
-token ids, distinct-token rate (collapse detector), self-BLEU between samples.
+token ids, distinct-token rate (collapse detector), self-BLEU between samples, and the
+generative perplexity of samples under an autoregressive model trained on the same data.
 
 Properties (the brief's, thresholds ours): token recovery at small t, entropy of the
 noise-free latent against log V, monotonicity in t, the synonym-mass ratio at an
@@ -13,17 +14,23 @@ from __future__ import annotations
 import math
 from collections import Counter
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import torch
+import torch.nn.functional as F
 from torch import Tensor
 
 from icml26.smoothie.sample import cut_at_eos, sentence_bleu
 from icml26.smoothie.space import DiffusionSpace
 
+if TYPE_CHECKING:
+    from icml26.smoothie.baselines import Autoregressive
+
 __all__ = [
     "concept_accuracy",
     "corpus_bleu",
     "distinct_rate",
+    "generative_perplexity",
     "latent_entropy",
     "library_scores",
     "matched_time",
@@ -132,6 +139,71 @@ def self_bleu(samples: Sequence[Tensor], end_ids: Sequence[int]) -> float:
             if i != j:
                 scores += [sentence_bleu(a, b) for a, b in zip(cut[i], cut[j], strict=True)]
     return 100 * sum(scores) / len(scores)
+
+
+@torch.no_grad()
+def generative_perplexity(
+    scorer: Autoregressive,
+    samples: Tensor,
+    end_id: int,
+    *,
+    pad_id: int | None = None,
+    src: Tensor | None = None,
+    src_mask: Tensor | None = None,
+    batch_size: int = 64,
+) -> float:
+    """Generative perplexity of ``samples (B, L)`` under an autoregressive ``scorer``.
+
+    As the official ``compute_ppl`` does with GPT-2 large: each sample is cut at its first
+    end token, empty samples are dropped, and the perplexity is ``exp`` of the summed token
+    negative log-likelihood over the summed token count (a corpus-level mean, not a mean of
+    per-sample perplexities). Our scorer is the package's small AR model trained on the
+    same corpus (the brief's replacement for GPT-2, which is a download); it starts from its
+    BOS row and also scores the end token, so a sample of n tokens contributes n + 1 terms.
+    ``pad_id`` (optional) also ends a sample. ``src`` conditions a seq2seq scorer.
+    """
+    if not isinstance(samples, Tensor) or samples.ndim != 2 or samples.is_floating_point():
+        raise TypeError("samples must be a 2-d tensor of token ids")
+    if samples.shape[1] > scorer.model.net.config.max_len:
+        raise ValueError(
+            f"samples of length {samples.shape[1]} exceed the scorer's maximum length "
+            f"{scorer.model.net.config.max_len}"
+        )
+    if src is not None and src.shape[0] != samples.shape[0]:
+        raise ValueError(f"{src.shape[0]} sources for {samples.shape[0]} samples")
+    ends = [end_id] if pad_id is None else [end_id, pad_id]
+    rows = cut_at_eos(samples, ends)
+    keep = [i for i, r in enumerate(rows) if r]
+    if not keep:
+        raise ValueError("every sample is empty: perplexity is undefined")
+    length = samples.shape[1]
+    if max(len(rows[i]) for i in keep) + 1 > length:  # no room for the end token: extend
+        length += 1
+    filler = end_id if pad_id is None else pad_id
+    padded = torch.full((len(keep), length), filler, dtype=torch.long)
+    counted = torch.zeros(len(keep), length, dtype=torch.bool)
+    for k, i in enumerate(keep):
+        n = len(rows[i])
+        padded[k, :n] = torch.tensor(rows[i])
+        padded[k, n] = end_id
+        counted[k, : n + 1] = True
+    if length > scorer.model.net.config.max_len:
+        padded, counted = padded[:, :-1], counted[:, :-1]
+    index = torch.tensor(keep)
+    scorer.model.eval()
+    device = scorer.embeddings.device
+    nll, count = 0.0, 0
+    for j in range(0, len(keep), batch_size):
+        trg = padded[j : j + batch_size].to(device)
+        rows_ = index[j : j + batch_size]
+        s = None if src is None else src[rows_].to(device)
+        m = None if src_mask is None else src_mask[rows_].to(device)
+        logits = scorer.model(scorer._shift(trg), None, s, m)
+        ce = F.cross_entropy(logits.transpose(1, 2).double(), trg, reduction="none")
+        mask = counted[j : j + batch_size].to(device)
+        nll += float(ce[mask].sum())
+        count += int(mask.sum())
+    return math.exp(nll / count)
 
 
 # -- properties of the forward processes --------------------------------------------------

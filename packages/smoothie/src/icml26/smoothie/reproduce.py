@@ -14,9 +14,13 @@ and the S = 1 control (240 concepts × 1 form) for the three spaces. σ_min/σ_m
 re-fitted to the table (:func:`icml26.smoothie.data.fit_sigmas`). Properties of the
 forward processes are measured on the same table.
 
-``paper``: the same code at bert-base size (hidden 768, 12 layers, 12 heads, a 6-layer
-encoder), d = 256 embeddings, L = 64, N = 200, the official optimiser and EMA, up to 200k
-steps; meant for a GPU (not run).
+``paper``: text instead of synonyms — next-sentence pairs from standard-library docstrings
+and 200k ``faker`` paragraphs, a WordPiece tokenizer of 8k pieces trained locally, PPMI+SVD
+embeddings of d = 256 (:mod:`icml26.smoothie.corpus`), L = 64, every method's outputs also
+scored by their perplexity under the trained AR model; the same code at bert-base size
+(hidden 768, 12 layers, 12 heads, a 6-layer encoder), N = 200, the official optimiser and
+EMA, up to 200k steps; meant for a GPU (not run). ``paper-synonym``: the synonym task at
+that size (the ``paper`` preset of 0.3.0).
 """
 
 from __future__ import annotations
@@ -48,6 +52,7 @@ from icml26.smoothie.baselines import (
     copy_source,
     retrieve_target,
 )
+from icml26.smoothie.corpus import CorpusTask, corpus_task
 from icml26.smoothie.d3pm import D3PM
 from icml26.smoothie.data import Seq2Seq, SynonymTask, fit_sigmas, synonym_task
 from icml26.smoothie.diffusion_lm import DiffusionLM
@@ -55,6 +60,7 @@ from icml26.smoothie.evaluation import (
     concept_accuracy,
     corpus_bleu,
     distinct_rate,
+    generative_perplexity,
     latent_entropy,
     library_scores,
     matched_time,
@@ -133,13 +139,48 @@ class Config:
     distinct_min: float = 0.5
     property_t: float = 0.5  # the intermediate time of the synonym-mass check
     control_synonyms: int | None = None  # also run the S-synonym control (e.g. 1)
+    corpus: CorpusTask | None = None  # text instead of the synonym task (`paper`)
+    perplexity: bool = False  # score every output under the trained AR model
     device: str = "cpu"
     threads: int | None = 1
 
 
 PRESETS = {
     "smoke": Config(control_synonyms=1),
+    # the corpus: docstring + faker next-sentence pairs, WordPiece 8k, PPMI+SVD d = 256
     "paper": Config(
+        corpus=CorpusTask(
+            faker_paragraphs=200_000, vocab_size=8000, dim=256, max_len=64, n_test=2000
+        ),
+        perplexity=True,
+        model=DenoiserConfig(
+            embed_dim=256,
+            hidden=768,
+            heads=12,
+            layers=12,
+            encoder_layers=6,
+            max_len=64,
+            max_src_len=64,
+        ),
+        train=TrainConfig(batch_size=256, cap=200_000, window=1000, patience=5, min_delta=0.005),
+        methods=(
+            "smoothie",
+            "embedding",
+            "simplex",
+            "masked",
+            "d3pm-uniform",
+            "d3pm-absorbing",
+            "diffusion-lm",
+            "ar",
+            "copy",
+            "retrieval",
+        ),
+        steps=200,
+        device="cuda",
+        threads=None,
+    ),
+    # the synonym task at paper scale (the `paper` preset of 0.3.0)
+    "paper-synonym": Config(
         task=SynonymTask(
             concepts=2000,
             synonyms=4,
@@ -282,7 +323,12 @@ def _fit(key: str, config: Config, data: Seq2Seq, seed: int) -> tuple[Sampler | 
             trg, src, mask, config.train, seed=derive_seed(seed, "train", key)
         ).stopping
         if key == "ar":  # greedy decoding: one network call per position, N does not apply
-            return lambda n, s, m, g: baseline.sample(length=length, src=s, src_mask=m), stopping
+
+            def greedy(n: int, s: torch.Tensor, m: torch.Tensor, g: torch.Generator):
+                return baseline.sample(length=length, src=s, src_mask=m)
+
+            greedy.scorer = baseline  # type: ignore[attr-defined]  # for generative perplexity
+            return greedy, stopping
         return (
             lambda n, s, m, g: baseline.sample(
                 length=length, src=s, src_mask=m, steps=n, generator=g
@@ -310,6 +356,8 @@ def run_task(config: Config, data: Seq2Seq, seed: int, group: str) -> tuple[list
     rows, records = [], []
     test_src, test_mask = data.test_src, data.mask(data.test_src)
     eos = data.vocab.eos_id
+    scored: list[tuple[str, str, torch.Tensor, dict, dict]] = []  # name, group, out, row, record
+    scorer = None
     for key in config.methods:
         name = NAMES[key]
         torch.manual_seed(derive_seed(seed, "init", key))
@@ -329,6 +377,8 @@ def run_task(config: Config, data: Seq2Seq, seed: int, group: str) -> tuple[list
                 assert draw is not None
                 out = draw(config.steps, test_src, test_mask, gen)
             seconds, cpu = time.perf_counter() - t0, time.process_time() - c0
+            if key == "ar":
+                scorer = getattr(draw, "scorer", None)
             if draw is not None and key != "ar":
                 if config.mbr > 1 and key in config.mbr_methods:
                     g = torch.Generator().manual_seed(derive_seed(seed, "mbr", key))
@@ -344,22 +394,38 @@ def run_task(config: Config, data: Seq2Seq, seed: int, group: str) -> tuple[list
         metrics = {**scores, "seconds": seconds, "cpu_seconds": cpu}
         if stopping:
             metrics["train_steps"] = stopping["steps"]
-        rows.append(Row.of(name, group=group, **metrics))
-        records.append(
-            {"seed": seed, "group": group, "method": name, **scores, "stopping": stopping}
-        )
+        scored.append((name, group, out, metrics, {**scores, "stopping": stopping}))
         for g_name, tokens in extra:
             sc = _score(tokens, data)
-            rows.append(Row.of(name, group=g_name, **sc))
-            records.append({"seed": seed, "group": g_name, "method": name, **sc})
+            scored.append((name, g_name, tokens, sc, dict(sc)))
+    for name, g_name, out, metrics, record in scored:
+        if config.perplexity and scorer is not None:
+            # the outputs' perplexity under the trained AR model given the source
+            # (the official code scores with GPT-2 large; see generative_perplexity)
+            try:
+                ppl = generative_perplexity(
+                    scorer, out, eos, pad_id=data.vocab.pad_id, src=test_src, src_mask=test_mask
+                )
+            except ValueError:  # every output empty
+                ppl = float("nan")
+            metrics["gen_perplexity"] = record["gen_perplexity"] = ppl
+        rows.append(Row.of(name, group=g_name, **metrics))
+        records.append({"seed": seed, "group": g_name, "method": name, **record})
     return rows, records
 
 
 def run(config: Config, seed: int, out: Path) -> Report:
     """One seed of a preset."""
     with torch_threads(config.threads), quiet_dependencies():
-        data = synonym_task(config.task, numpy_rng(seed, "task"))
-        group = f"S={config.task.synonyms}"
+        if config.corpus is not None:
+            data = corpus_task(config.corpus, numpy_rng(seed, "corpus"))
+            config = replace(config, task=replace(config.task, max_len=config.corpus.max_len))
+            out.mkdir(parents=True, exist_ok=True)
+            data.tokenizer.save(str(out / f"tokenizer-seed{seed}.json"))
+            group = "corpus"
+        else:
+            data = synonym_task(config.task, numpy_rng(seed, "task"))
+            group = f"S={config.task.synonyms}"
         spaces = make_spaces(config, data)
         props = properties(config, data, spaces, seed)
         rows = [Row.of("forward process", group="properties", **props)]
@@ -375,7 +441,7 @@ def run(config: Config, seed: int, out: Path) -> Report:
         more_rows, more_records = run_task(config, data, seed, group)
         rows += more_rows
         records += more_records
-        if config.control_synonyms is not None:
+        if config.control_synonyms is not None and config.corpus is None:
             task = replace(
                 config.task,
                 synonyms=config.control_synonyms,
@@ -412,7 +478,7 @@ def judge(report: Report, config: Config) -> list[Check]:
     checks.append(Check("entropy monotone in t", mono == 1.0, f"{mono:.2f} of seeds"))
     rs = report.stat("forward process", "synonym_ratio_smoothie", p).mean
     rx = report.stat("forward process", "synonym_ratio_simplex", p).mean
-    checks.append(
+    checks.append(  # on the corpus every token is its own concept: the ratio is token mass
         Check(
             f"t = {config.property_t:g}: synonym mass ≥ 5× a random concept's; the simplex at "
             "matched recovery < 5×",
@@ -420,7 +486,7 @@ def judge(report: Report, config: Config) -> list[Check]:
             f"Smoothie {rs:.1f}×, simplex {rx:.2f}×",
         )
     )
-    group = f"S={config.task.synonyms}"
+    group = "corpus" if config.corpus is not None else f"S={config.task.synonyms}"
     metric = "concept_accuracy"
 
     def mean(method: str, g: str = group) -> float:

@@ -62,15 +62,20 @@ def check_embeddings(embeddings: Tensor, vocab_size: int | None = None) -> Tenso
     return embeddings
 
 
-def pairwise_sq_distances(x: Tensor, embeddings: Tensor) -> Tensor:
-    """``‖x_i − E_j‖²`` for every row of ``x`` (``(..., d)``) and row of ``E`` (``(V, d)``).
+def pairwise_sq_distances(x: Tensor, embeddings: Tensor, *, scale: float = 1.0) -> Tensor:
+    """``scale · ‖x_i − E_j‖²`` for every row of ``x`` (``(..., d)``) and row of ``E`` (``(V, d)``).
 
-    Computed as ``‖x‖² − 2 x·Eᵀ + ‖E‖²`` (official ``convert_to_simplex``): one matmul, never
-    the ``(..., V, d)`` difference tensor.
+    Computed as ``‖x‖² − 2 x·Eᵀ + ‖E‖²`` (official ``convert_to_simplex``): one fused
+    ``addmm`` into the broadcast sum of the norms, so one ``(..., V)`` tensor is written and
+    never the ``(..., V, d)`` difference tensor (nor the three temporaries of the plain
+    expression). ``scale`` folds a constant factor (the latent's ``−1/(2σ²)``) into it.
     """
-    x2 = (x * x).sum(-1, keepdim=True)
+    flat = x.reshape(-1, x.shape[-1])
+    x2 = (flat * flat).sum(-1, keepdim=True)
     e2 = (embeddings * embeddings).sum(-1)
-    return x2 - 2.0 * (x @ embeddings.T) + e2
+    norms = x2 + e2 if scale == 1.0 else (x2 + e2).mul_(scale)
+    out = norms.addmm_(flat, embeddings.T, alpha=-2.0 * scale)
+    return out.view(*x.shape[:-1], embeddings.shape[0])
 
 
 def nearest_tokens(pred: Tensor, embeddings: Tensor) -> Tensor:
@@ -240,7 +245,7 @@ class SmoothieSpace(DiffusionSpace):
         return embeddings.shape[0]
 
     def distance_latent(self, x: Tensor, embeddings: Tensor) -> Tensor:
-        return -pairwise_sq_distances(x, embeddings) / (2 * self.sigma_min**2)
+        return pairwise_sq_distances(x, embeddings, scale=-0.5 / self.sigma_min**2)
 
     def clean(self, tokens: Tensor, embeddings: Tensor) -> Tensor:
         return self.distance_latent(embeddings[tokens], embeddings)
