@@ -43,12 +43,14 @@ def main(argv=None) -> None:
         "--experts-only", action="store_true",
         help="train and keep the full experts only (needs --save-experts; no merges)",
     )  # fmt: skip
-    ap.add_argument("--render", type=Path, help="print the tables of a JSON written by --out")
+    ap.add_argument(
+        "--render", type=Path, nargs="+",
+        help="print the tables of JSONs written by --out (runs of other seeds merged)",
+    )  # fmt: skip
     args = ap.parse_args(argv)
     if args.render:
-        data = json.loads(args.render.read_text())
-        print(f"seeds done {data.get('done', data['seeds'])}; CPU per seed (s) "
-              f"{data.get('cpu_per_seed_s')}")  # fmt: skip
+        data = merge_runs([json.loads(p.read_text()) for p in args.render])
+        print(f"seeds done {data['done']}; CPU per seed (s) {data['cpu_per_seed_s']}")
         render(data)
         return
     if args.experts_only and not args.save_experts:
@@ -89,6 +91,24 @@ def main(argv=None) -> None:
             print(f"seed {s['seed']} {s['suite']} {s['task']}: {s['steps']} steps, {s['reason']}")
         return
     render({"rows": {f"{g} | {m}": dict(v) for (g, m), v in per.items()}, "stopping": stops})
+
+
+def merge_runs(runs: list[dict]) -> dict:
+    """Several ``--out`` JSONs (disjoint seeds) as one: per-seed values concatenated."""
+    done, cpu, rows, stops = [], {}, defaultdict(lambda: defaultdict(list)), []
+    for data in runs:
+        seeds = [int(x) for x in data.get("done", data["seeds"])]
+        clash = set(seeds) & set(done)
+        if clash:
+            raise SystemExit(f"seed(s) {sorted(clash)} appear in more than one run")
+        done += seeds
+        cpu.update(data.get("cpu_per_seed_s") or {})
+        for key, metrics in data["rows"].items():
+            for name, values in metrics.items():
+                rows[key][name] += values
+        stops += data["stopping"]
+    rows = {k: dict(v) for k, v in rows.items()}
+    return {"done": done, "cpu_per_seed_s": cpu, "rows": rows, "stopping": stops}
 
 
 def _fmt(v) -> str:
