@@ -9,8 +9,9 @@ Reads the experts that ``minilm_suite.py --save-experts DIR`` kept (``DIR/seed<k
 * mergekit TIES (density 0.2, weight 1, mergekit's normalisation) on ``save_pretrained``
   folders of the whole model, through ``icml26.samerging.peers.mergekit_merge``;
 * fusion-bench TSV-M;
-* WUDI only with ``--wudi`` (ours; fusion-bench's equals it on 2-D tensors, see the tests),
-  else a timing of ``--wudi-probe`` Adam steps on every 2-D tensor, extrapolated to 300.
+* WUDI only with ``--wudi`` or ``--wudi-only`` (ours; fusion-bench's equals it on 2-D
+  tensors, see the tests), else a timing of ``--wudi-probe`` Adam steps on every 2-D
+  tensor, extrapolated to 300.
 
 Every merger gives ``θ_0 + λ (merged − θ_0)`` with λ chosen on the validation split over
 ``MINILM_CPU.lambdas``, as in the suite; accuracy on the test split. Each merge is timed by
@@ -110,6 +111,11 @@ def run_seed(folder: Path, seed: int, args) -> dict[str, dict]:
         }
         print(seed, name, out[name], flush=True)
 
+    if args.wudi_only:
+        from icml26.samerging import wudi
+
+        add("WUDI (ours, 300 steps)", *_cpu(lambda: wudi(b, experts)))
+        return out
     add("TIES (ours)", *_cpu(lambda: ties_merging(b, experts, density=config.ties_density,
                                                   scale=1.0)))  # fmt: skip
     add("PCB (ours)", *_cpu(lambda: pcb_merging(b, experts, ratio=config.pcb_ratio, scale=1.0)))
@@ -169,6 +175,7 @@ def main(argv=None) -> None:
     ap.add_argument("--experts", type=Path, help="the --save-experts folder of minilm_suite.py")
     ap.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
     ap.add_argument("--wudi", action="store_true", help="run WUDI (300 steps per tensor)")
+    ap.add_argument("--wudi-only", action="store_true", help="WUDI alone (300 steps)")
     ap.add_argument("--wudi-probe", type=int, default=5, help="WUDI steps timed otherwise")
     ap.add_argument("--out", type=Path)
     ap.add_argument("--render", type=Path)
