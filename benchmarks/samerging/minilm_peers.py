@@ -152,8 +152,8 @@ def render(data: dict) -> None:
             for k, v in metrics.items():
                 rows[method][k].append(v)
     print(f"seeds {list(data['seeds'])}; CPU {data.get('cpu_s', 0):.0f} s")
-    print("| method | accuracy (%) | normalised (%) | λ | merge CPU s |")
-    print("|---|---|---|---|---|")
+    print("| method | seeds | accuracy (%) | normalised (%) | λ | merge CPU s |")
+    print("|---|---|---|---|---|---|")
 
     def fmt(v):
         if not v:
@@ -165,8 +165,8 @@ def render(data: dict) -> None:
         cpu = mt.get("cpu_s") or mt.get("cpu_s_300_steps") or []
         cpu_s = f"{np.mean(cpu):.1f}" if cpu else ""
         print(
-            f"| {method} | {fmt(mt.get('accuracy'))} | {fmt(mt.get('normalised'))} | {lam} "
-            f"| {cpu_s} |"
+            f"| {method} | {len(mt.get('accuracy') or cpu)} | {fmt(mt.get('accuracy'))} "
+            f"| {fmt(mt.get('normalised'))} | {lam} | {cpu_s} |"
         )
 
 
@@ -178,10 +178,16 @@ def main(argv=None) -> None:
     ap.add_argument("--wudi-only", action="store_true", help="WUDI alone (300 steps)")
     ap.add_argument("--wudi-probe", type=int, default=5, help="WUDI steps timed otherwise")
     ap.add_argument("--out", type=Path)
-    ap.add_argument("--render", type=Path)
+    ap.add_argument("--render", type=Path, nargs="+", help="JSONs written by --out")
     args = ap.parse_args(argv)
     if args.render:
-        render(json.loads(args.render.read_text()))
+        data = {"seeds": {}, "cpu_s": 0.0}
+        for path in args.render:  # runs of other seeds (or other mergers) merged
+            run = json.loads(path.read_text())
+            for seed, methods in run["seeds"].items():
+                data["seeds"].setdefault(seed, {}).update(methods)
+            data["cpu_s"] += run.get("cpu_s", 0.0)
+        render(data)
         return
     if args.experts is None:
         ap.error("--experts is required")
