@@ -18,7 +18,13 @@ mergekit TIES on ``save_pretrained`` folders of the whole model (through
 ``icml26.samerging.peers.mergekit_merge``; its time includes reading and writing the
 folders) next to our TIES on the same whole state dict in memory.
 
+With ``--experts DIR`` (a seed folder kept by ``minilm_suite.py --save-experts``) the
+MiniLM rows use the suite's trained full experts (N = 2 and 3) instead, and every merger
+— our TIES, fusion-bench TIES and TSV-M, mergekit TIES, SA-Merging — is timed (wall and
+CPU) and its peak memory measured in one forked child per run.
+
     python benchmarks/samerging/bench_merge.py [--minilm] [--repeats 3]
+    python benchmarks/samerging/bench_merge.py --no-digits --experts DIR/seed0 --repeats 1
 """
 
 from __future__ import annotations
@@ -89,19 +95,26 @@ def mergekit_ties_time(full_base, experts, repeats):
 
 def _child(fn, conn):
     before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    t0, c0 = time.perf_counter(), time.process_time()
     fn()
-    conn.send(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before)
+    wall, cpu = time.perf_counter() - t0, time.process_time() - c0
+    conn.send((resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before, wall, cpu))
 
 
-def peak_mib(fn) -> float:
-    """Peak RSS growth (MiB) of ``fn()`` in a forked child (Linux ``ru_maxrss`` in KiB)."""
+def timed_peak(fn) -> tuple[float, float, float]:
+    """(wall s, CPU s, peak RSS growth MiB) of one ``fn()`` in a forked child."""
     ctx = mp.get_context("fork")
     parent, child = ctx.Pipe()
     proc = ctx.Process(target=_child, args=(fn, child))
     proc.start()
-    grown = parent.recv()
+    grown, wall, cpu = parent.recv()
     proc.join()
-    return grown / 1024
+    return wall, cpu, grown / 1024
+
+
+def peak_mib(fn) -> float:
+    """Peak RSS growth (MiB) of ``fn()`` in a forked child (Linux ``ru_maxrss`` in KiB)."""
+    return timed_peak(fn)[2]
 
 
 def best_time(fn, repeats: int) -> float:
@@ -183,12 +196,67 @@ def bench(name, base, experts, path, repeats, rows, full=None):
     print(row, flush=True)
 
 
+def trained_experts(folder, n: int):
+    """The first ``n`` full experts kept by ``minilm_suite.py --save-experts`` (one seed)."""
+    from pathlib import Path
+
+    from icml26.samerging.io import load_state_dict
+    from icml26.samerging.minilm import model_dir
+
+    full = load_state_dict(model_dir())
+    path = BertPath(num_layers=6)
+    base = {k: full[k] for k in path.keys}
+    folders = sorted(p for p in (Path(folder) / "full").iterdir() if p.is_dir())
+    if len(folders) < n:
+        raise SystemExit(f"{folder} holds {len(folders)} experts, {n} asked")
+    return base, [load_state_dict(f) for f in folders[:n]], path, full
+
+
+def bench_trained(base, experts, path, full, rows) -> None:
+    """Every merger once, time and peak memory from the same forked run."""
+    import shutil
+    import tempfile
+    from pathlib import Path
+
+    from icml26.samerging import peers
+    from icml26.samerging.io import save_state_dict
+    from icml26.samerging.minilm import model_dir
+
+    row = {"setting": "MiniLM-L6 trained experts", "N": len(experts)}
+    a, b = ties_merging(base, experts, density=0.2, scale=0.3), fusion_bench_ties(base, experts)
+    row["max abs diff vs fusion-bench"] = max(float((a[k] - b[k]).abs().max()) for k in base)
+    runs = {
+        "our TIES": lambda: ties_merging(base, experts, density=0.2, scale=0.3),
+        "fusion-bench TIES": lambda: fusion_bench_ties(base, experts),
+        "fusion-bench TSV-M": lambda: peers.fusion_bench_tsvm(base, experts),
+        "SA-Merging": lambda: sa_merge(base, experts, path=path),
+    }
+    with tempfile.TemporaryDirectory(prefix="samerging-mk-") as tmp:
+        root = Path(tmp)
+        folders = []
+        for i, ex in enumerate([{}, *experts]):
+            f = root / f"m{i}"
+            save_state_dict({**full, **ex}, f)
+            shutil.copy(model_dir() / "config.json", f / "config.json")
+            folders.append(f)
+        runs["mergekit TIES (folders)"] = lambda: peers.mergekit_merge(
+            folders[0], folders[1:], root / "out", method="ties", weight=1.0, density=0.2
+        )
+        for name, fn in runs.items():
+            wall, cpu, mib = timed_peak(fn)
+            row[f"{name} s"], row[f"{name} CPU s"], row[f"{name} peak MiB"] = wall, cpu, mib
+            print(name, wall, cpu, mib, flush=True)
+    rows.append(row)
+    print(row, flush=True)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--minilm", action="store_true")
     ap.add_argument("--minilm-experts", type=int, nargs="+", default=[2, 8])
     ap.add_argument("--no-digits", action="store_true", help="skip the Digits MLP rows")
+    ap.add_argument("--experts", help="a seed folder of minilm_suite.py --save-experts")
     args = ap.parse_args()
     rows = []
     with quiet_dependencies(), torch_threads(1):
@@ -200,6 +268,10 @@ def main() -> None:
             suite = _Suite(base, tasks, config, 0, config.unit_spread)
             for n in (2, 8):
                 bench("Digits MLP", suite.base, suite.experts[:n], suite.path, args.repeats, rows)
+        if args.experts:
+            for n in (2, 3):
+                bench_trained(*trained_experts(args.experts, n), rows)
+            return _table_trained(rows)
         if args.minilm:
             from icml26.samerging.minilm import available
 
@@ -225,6 +297,23 @@ def main() -> None:
         sa_ratio = r["SA-Merging s"] / r["our TIES s"]
         mem = r["SA peak MiB"] / max(r["TIES peak MiB"], 1e-9)
         print("| " + " | ".join(cells) + f" | {ratio:.2f} | {sa_ratio:.1f} | {mem:.2f} |")
+    print(f"torch {torch.__version__}, numpy {np.__version__}")
+
+
+def _table_trained(rows) -> None:
+    names = ("our TIES", "fusion-bench TIES", "mergekit TIES (folders)", "fusion-bench TSV-M",
+             "SA-Merging")  # fmt: skip
+    print("| N | merger | wall s | CPU s | peak MiB | CPU / our TIES | peak / our TIES |")
+    print("|---|---|---|---|---|---|---|")
+    for r in rows:
+        for n in names:
+            print(
+                f"| {r['N']} | {n} | {r[n + ' s']:.2f} | {r[n + ' CPU s']:.2f} | "
+                f"{r[n + ' peak MiB']:.0f} | {r[n + ' CPU s'] / r['our TIES CPU s']:.2f} | "
+                f"{r[n + ' peak MiB'] / max(r['our TIES peak MiB'], 1e-9):.2f} |"
+            )
+        print(f"| {r['N']} | max abs diff ours vs fusion-bench TIES | "
+              f"{r['max abs diff vs fusion-bench']:.2g} | | | | |")  # fmt: skip
     print(f"torch {torch.__version__}, numpy {np.__version__}")
 
 

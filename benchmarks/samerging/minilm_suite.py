@@ -10,6 +10,7 @@ and peft's ``add_weighted_adapter`` (ties). ``--literal`` adds the literal sign 
 (mean ± sd over the seeds); ``--out`` writes JSON, rewritten after every seed.
 
     python benchmarks/samerging/minilm_suite.py --seeds 0 1 2 [--out minilm.json]
+        [--save-experts experts/]   # keep the experts for minilm_peers.py
 """
 
 from __future__ import annotations
@@ -35,14 +36,25 @@ def main(argv=None) -> None:
     ap.add_argument("--cap", type=int, help="experts' step cap (default: MiniLMConfig's)")
     ap.add_argument("--sizes", type=int, nargs=3, help="train, val, test sentences per task")
     ap.add_argument("--out", type=Path)
-    ap.add_argument("--render", type=Path, help="print the tables of a JSON written by --out")
+    ap.add_argument(
+        "--save-experts", type=Path, help="keep each seed's experts in DIR/seed<k>/ (full, lora)"
+    )
+    ap.add_argument(
+        "--experts-only", action="store_true",
+        help="train and keep the full experts only (needs --save-experts; no merges)",
+    )  # fmt: skip
+    ap.add_argument(
+        "--render", type=Path, nargs="+",
+        help="print the tables of JSONs written by --out (runs of other seeds merged)",
+    )  # fmt: skip
     args = ap.parse_args(argv)
     if args.render:
-        data = json.loads(args.render.read_text())
-        print(f"seeds done {data.get('done', data['seeds'])}; CPU per seed (s) "
-              f"{data.get('cpu_per_seed_s')}")  # fmt: skip
+        data = merge_runs([json.loads(p.read_text()) for p in args.render])
+        print(f"seeds done {data['done']}; CPU per seed (s) {data['cpu_per_seed_s']}")
         render(data)
         return
+    if args.experts_only and not args.save_experts:
+        ap.error("--experts-only needs --save-experts")
     mc = replace(MINILM_CPU, literal=args.literal)
     if args.peft is not None:
         mc = replace(mc, peft=tuple(args.peft))
@@ -60,7 +72,10 @@ def main(argv=None) -> None:
     with torch_threads(1), quiet_dependencies():
         for seed in args.seeds:
             c1 = time.process_time()
-            rows, records = run_minilm(mc, config, seed)
+            save = args.save_experts / f"seed{seed}" if args.save_experts else None
+            rows, records = run_minilm(
+                mc, config, seed, save_dir=save, experts_only=args.experts_only
+            )
             seed_cpu[seed] = time.process_time() - c1
             stops += records
             for r in rows:
@@ -71,7 +86,29 @@ def main(argv=None) -> None:
     wall, cpu = time.perf_counter() - t0, time.process_time() - c0
     print(f"seeds {args.seeds}; wall {wall:.0f} s, CPU {cpu:.0f} s (one torch thread)")
     print(f"CPU per seed (s): {seed_cpu}")
+    if args.experts_only:
+        for s in stops:
+            print(f"seed {s['seed']} {s['suite']} {s['task']}: {s['steps']} steps, {s['reason']}")
+        return
     render({"rows": {f"{g} | {m}": dict(v) for (g, m), v in per.items()}, "stopping": stops})
+
+
+def merge_runs(runs: list[dict]) -> dict:
+    """Several ``--out`` JSONs (disjoint seeds) as one: per-seed values concatenated."""
+    done, cpu, rows, stops = [], {}, defaultdict(lambda: defaultdict(list)), []
+    for data in runs:
+        seeds = [int(x) for x in data.get("done", data["seeds"])]
+        clash = set(seeds) & set(done)
+        if clash:
+            raise SystemExit(f"seed(s) {sorted(clash)} appear in more than one run")
+        done += seeds
+        cpu.update(data.get("cpu_per_seed_s") or {})
+        for key, metrics in data["rows"].items():
+            for name, values in metrics.items():
+                rows[key][name] += values
+        stops += data["stopping"]
+    rows = {k: dict(v) for k, v in rows.items()}
+    return {"done": done, "cpu_per_seed_s": cpu, "rows": rows, "stopping": stops}
 
 
 def _fmt(v) -> str:

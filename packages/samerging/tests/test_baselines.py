@@ -3,7 +3,16 @@
 import pytest
 import torch
 
-from icml26.samerging import consensus_ta, dare, task_arithmetic, ties_merging, weight_average, wudi
+from icml26.samerging import (
+    consensus_ta,
+    dare,
+    pcb_merging,
+    task_arithmetic,
+    ties_merging,
+    weight_average,
+    wudi,
+)
+from icml26.samerging.baselines import pcb_vector
 
 
 def _pair():
@@ -86,3 +95,52 @@ def test_wudi_runs_adam_on_its_interference_loss():
             for t in ts
         )
     )
+
+
+def test_pcb_against_a_hand_computation():
+    # τ_1 = [2, -1, 1, 0], τ_2 = [2, 1, -1, 1]; Σ τ = [4, 0, 0, 1]; no clipping, keep 3/4.
+    # inter_1 = tanh([8, 0, 0, 0]), inter_2 = tanh([8, 0, 0, 1]); intra = exp(2 minmax|τ|²)
+    # β_1 = [e²·t8, 0, 0, 0], β_2 = [e²·t8, 0, 0, t1]; floors (2nd smallest) 0 and 0, so
+    # β̂_1 = [1, 0, 0, 0], β̂_2 = [1, 0, 0, t1/(e²·t8)] and τ = [(2 + 2)/2, 0, 0, 1]
+    base = {"w": torch.zeros(4, dtype=torch.float64)}
+    ex = [{"w": torch.tensor([2.0, -1.0, 1.0, 0.0], dtype=torch.float64)},
+          {"w": torch.tensor([2.0, 1.0, -1.0, 1.0], dtype=torch.float64)}]  # fmt: skip
+    m = pcb_merging(base, ex, ratio=0.75, clip=0.0, scale=1.0)["w"]
+    torch.testing.assert_close(m, torch.tensor([2.0, 0.0, 0.0, 1.0], dtype=torch.float64))
+    half = pcb_merging(base, ex, ratio=0.75, clip=0.0, scale=0.5)["w"]
+    torch.testing.assert_close(half, 0.5 * m)
+
+
+def test_pcb_clips_outliers_and_keeps_the_top_ratio_of_one_expert():
+    # one expert, |τ| = 0.01 .. 0.99 and an outlier 10: clip 0.01 caps it at the 99th
+    # entry (0.99); β grows with |τ|, the floor is the 91st entry (0.91), so only
+    # 0.92 .. 0.99 and the capped outlier survive, each as its clipped value
+    tau = torch.arange(1, 101, dtype=torch.float64) / 100
+    tau[99] = 10.0
+    m = pcb_vector(tau.unsqueeze(0), ratio=0.1, clip=0.01)
+    want = torch.zeros(100, dtype=torch.float64)
+    want[91:99] = tau[91:99]
+    want[99] = 0.99
+    torch.testing.assert_close(m, want)
+
+
+def test_pcb_drops_entries_that_oppose_the_consensus_and_flattens_all_tensors():
+    g = torch.Generator().manual_seed(0)
+    base = {
+        "a": torch.zeros(30, 20, dtype=torch.float64),
+        "b": torch.zeros(40, dtype=torch.float64),
+    }
+    ex = [{k: 0.1 * torch.randn(v.shape, generator=g, dtype=torch.float64) for k, v in base.items()}
+          for _ in range(3)]  # fmt: skip
+    m = pcb_merging(base, ex, ratio=0.2, scale=1.0)
+    flat = torch.stack([torch.cat([e["a"].flatten(), e["b"]]) for e in ex])
+    v = pcb_vector(flat, ratio=0.2)
+    torch.testing.assert_close(torch.cat([m["a"].flatten(), m["b"]]), v)
+    # an entry survives only where some task agrees in sign with the sum of the task vectors
+    agree = ((flat * flat.sum(0)) > 0).any(0)
+    assert bool((v[~agree] == 0).all())
+    assert 0.1 < float((v != 0).double().mean()) < 0.6
+    with pytest.raises(ValueError, match="ratio"):
+        pcb_merging(base, ex, ratio=0.0)
+    with pytest.raises(ValueError, match="clip"):
+        pcb_vector(flat, clip=0.5)

@@ -128,3 +128,28 @@ def test_minilm_suite_full_and_peft_lora_experts_merge_with_clean_output():
         if "accuracy" in v:
             assert 0 <= float(v["accuracy"]) <= 100
     assert "STOPS 4" in proc.stdout  # two full and two LoRA experts, each with its rule
+
+
+@needs_minilm
+@pytest.mark.slow
+def test_run_minilm_keeps_the_experts_it_trains(tmp_path):
+    from icml26.samerging.io import load_state_dict
+    from icml26.samerging.minilm import MiniLM
+    from icml26.samerging.reproduce import PRESETS, MiniLMConfig, run_minilm
+    from icml26.samerging.suites import TrainConfig
+    from icml26.shared import quiet_dependencies, torch_threads
+
+    tc = TrainConfig(lr=1e-4, batch_size=16, window=2, cap=3)
+    head = TrainConfig(lr=1e-2, batch_size=32, window=2, cap=5)
+    mc = MiniLMConfig(tasks=("compare", "sentiment"), sizes=(32, 16, 16), head=head, expert=tc)
+    with torch_threads(1), quiet_dependencies():
+        rows, records = run_minilm(mc, PRESETS["smoke"], 0, tmp_path, experts_only=True)
+    assert rows == [] and len(records) == 2
+    assert all(r["steps"] <= 3 for r in records)
+    heads = load_state_dict(tmp_path / "heads.safetensors")
+    assert sorted(heads) == sorted(f"{t}.{p}" for t in mc.tasks for p in ("weight", "bias"))
+    base = MiniLM(text_tasks(mc.tasks, sizes=mc.sizes)).base
+    for task in mc.tasks:
+        ex = load_state_dict(tmp_path / "full" / task)
+        assert sorted(ex) == sorted(base)
+        assert any(not torch.equal(ex[k], base[k]) for k in base)  # trained, not the base

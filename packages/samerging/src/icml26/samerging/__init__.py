@@ -8,13 +8,14 @@ agreement, then summed onto the base.
 - :func:`sa_merge` — SA-Merging of full fine-tunes (state dicts or modules);
 - :func:`rank_saliency_merge` — rank-wise SA-Merging of LoRA adapters;
 - :mod:`saliency` — the path networks (:class:`ChainPath`, :class:`BertPath`) and scores;
-- :mod:`baselines` — weight averaging, task arithmetic, TIES, DARE, Consensus-TA, WUDI;
+- :mod:`baselines` — weight averaging, task arithmetic, TIES, DARE, Consensus-TA, PCB, WUDI;
 - :mod:`suites` — the Digits-8 CPU suite; :mod:`io` — safetensors / PEFT folders.
 """
 
 from icml26.samerging.baselines import (
     consensus_ta,
     dare,
+    pcb_merging,
     task_arithmetic,
     ties_merging,
     weight_average,
@@ -54,6 +55,7 @@ __all__ = [
     "lora_task_arithmetic",
     "path_mass",
     "path_score",
+    "pcb_merging",
     "rank_saliency_merge",
     "sa_merge",
     "structural_magnitude_spearman",
@@ -65,4 +67,4 @@ __all__ = [
     "wudi",
 ]
 
-__version__ = "0.1.0"
+__version__ = "0.4.0"

@@ -13,6 +13,10 @@ floating tensor), the rest is the base's.
   then task arithmetic or TIES (Yu et al., 2024);
 * :func:`consensus_ta` — TALL masks ``|τ_t| ≥ λ_t |τ_MTL − τ_t|`` kept where at least
   ``k`` tasks agree, applied to the task-arithmetic vector (Wang et al., 2024);
+* :func:`pcb_merging` — Parameter Competition Balancing (Du et al., NeurIPS 2024):
+  intra-balancing × inter-balancing scores, each task's top-``ratio`` kept and rescaled,
+  a score-weighted mean of the (outlier-clipped) task vectors, as the authors' code
+  computes it on the flattened task vectors;
 * :func:`wudi` — per linear layer, Adam on ``Σ_n ||(τ − τ_n) τ_nᵀ||² / ||τ_n||²`` started
   from ``Σ τ_n`` (Cheng et al., 2025).
 """
@@ -29,6 +33,8 @@ from icml26.samerging.merge import as_state_dict, check_experts, merge_keys, tas
 __all__ = [
     "consensus_ta",
     "dare",
+    "pcb_merging",
+    "pcb_vector",
     "task_arithmetic",
     "ties_merging",
     "weight_average",
@@ -110,6 +116,63 @@ def ties_merging(
     _check_fraction("density", density, closed=True)
     base_sd, names, taus = _prepare(base, experts, keys)
     merged = ties_vector(_flatten(taus, names), density, merge)
+    return _apply(base_sd, names, _unflatten(merged, taus[0], names), scale)
+
+
+def _row_quantile(x: Tensor, index: int) -> Tensor:
+    """The ``index``-th smallest entry (0-based) of each row, shape ``(N, 1)``."""
+    return x.kthvalue(index + 1, dim=1, keepdim=True).values
+
+
+def _row_minmax(x: Tensor) -> Tensor:
+    """``(x − min) / (max − min)`` per row; a constant row gives zeros (not NaN)."""
+    lo = x.min(dim=1, keepdim=True).values
+    hi = x.max(dim=1, keepdim=True).values
+    span = hi - lo
+    return torch.where(span > 0, (x - lo) / torch.where(span > 0, span, 1), 0)
+
+
+def pcb_vector(flat: Tensor, ratio: float = 0.1, clip: float = 1e-4) -> Tensor:
+    """PCB-Merging on stacked flat task vectors ``(N, d)`` (Du et al., 2024).
+
+    With ``N`` tasks and per-row (per-task) operations:
+
+    1. ``|τ_n|`` clipped to its own ``[q_clip, q_{1−clip}]`` quantiles (entries
+       ``int(d·clip)`` and ``int(d·(1 − clip)) − 1`` of the sorted row); ``τ̃_n =
+       sign(τ_n) |τ_n|_clipped``;
+    2. intra-balancing ``exp(N · minmax(|τ_n|_clipped)²)`` (the paper's softmax over the
+       row: its normaliser is a per-row constant that step 4's min-max removes);
+    3. inter-balancing ``tanh(τ_n ⊙ Σ_m τ_m)``;
+    4. ``β_n`` = intra × inter, raised to the row's ``int(d·(1 − ratio))``-th smallest
+       entry and min-max rescaled to ``[0, 1]`` (``β̂_n``): the entries at or below that
+       floor get weight 0, about a fraction ``ratio`` of each task's entries a weight > 0;
+    5. ``τ = Σ_n β̂_n ⊙ τ̃_n / max(Σ_n β̂_n, 1e-12)``.
+    """
+    _check_fraction("ratio", ratio, closed=True)
+    if not 0 <= clip < 0.5:
+        raise ValueError(f"clip must lie in [0, 0.5), got {clip!r}")
+    n, d = flat.shape
+    mag = flat.abs()
+    lo = _row_quantile(mag, int(d * clip))
+    hi = _row_quantile(mag, int(d * (1 - clip)) - 1)
+    mag = torch.minimum(torch.maximum(mag, lo), hi)
+    clipped = torch.sign(flat) * mag
+    intra = torch.exp(n * _row_minmax(mag) ** 2)
+    inter = torch.tanh(flat * flat.sum(0, keepdim=True))
+    beta = intra * inter
+    floor = _row_quantile(beta, min(int(d * (1 - ratio)), d - 1))
+    weight = _row_minmax(torch.maximum(beta, floor))
+    return (clipped * weight).sum(0) / weight.sum(0).clamp(min=1e-12)
+
+
+def pcb_merging(
+    base, experts: Sequence, *, ratio: float = 0.1, scale: float = 1.0, clip: float = 1e-4,
+    keys=None,
+) -> dict[str, Tensor]:  # fmt: skip
+    """PCB-Merging: ``θ_0 + λ · PCB(τ_1..τ_N)`` over the flattened task vectors
+    (:func:`pcb_vector`; ``ratio`` is the fraction of each task's entries kept)."""
+    base_sd, names, taus = _prepare(base, experts, keys)
+    merged = pcb_vector(_flatten(taus, names), ratio, clip)
     return _apply(base_sd, names, _unflatten(merged, taus[0], names), scale)
 
 

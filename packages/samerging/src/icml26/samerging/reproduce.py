@@ -37,6 +37,7 @@ import numpy as np
 from icml26.samerging.baselines import (
     consensus_ta,
     dare,
+    pcb_merging,
     task_arithmetic,
     ties_merging,
     weight_average,
@@ -96,6 +97,7 @@ class Config:
     lambdas: tuple[float, ...] = (0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0, 1.2, 1.5)
     ties_density: float = 0.2
     dare_drop: float = 0.9
+    pcb_ratio: float = 0.1  # PCB-Merging: fraction of each task's entries kept
     control: bool = True
     run_lora: bool = True
     # the claim's margins (accuracy points, mean over seeds), frozen after the budget study
@@ -209,6 +211,7 @@ def _full_group(suite: _Suite, config: Config, group: str, full: bool) -> tuple[
                 generator=gen,
             ),
             "Consensus-TA": lambda: consensus_ta(b, ex, scale=1.0),
+            "PCB": lambda: pcb_merging(b, ex, ratio=c.pcb_ratio, scale=1.0),
         }
         for name, fn in lam_methods.items():
             lam, state = suite.tuned(fn())
@@ -561,8 +564,22 @@ MINILM_CPU = MiniLMConfig(
 )
 
 
-def run_minilm(mc: MiniLMConfig, config: Config, seed: int) -> tuple[list[Row], list[dict]]:
-    """Full and LoRA experts of the MiniLM suite and their merges (one seed)."""
+def run_minilm(
+    mc: MiniLMConfig,
+    config: Config,
+    seed: int,
+    save_dir: Path | None = None,
+    *,
+    experts_only: bool = False,
+) -> tuple[list[Row], list[dict]]:
+    """Full and LoRA experts of the MiniLM suite and their merges (one seed).
+
+    With ``save_dir``, the seed's experts are kept for other mergers: the full experts'
+    encoder tensors as ``save_dir/full/<task>/model.safetensors`` and the PEFT LoRA
+    adapter folders as ``save_dir/lora/<task>/``, the frozen heads in
+    ``save_dir/heads.safetensors``. ``experts_only`` stops after the full experts (no
+    rows; for other mergers on the kept experts).
+    """
     from icml26.samerging.minilm import MiniLM, peft_weighted_merge, text_tasks
 
     stage("MiniLM suite: tasks, base, heads")
@@ -570,6 +587,15 @@ def run_minilm(mc: MiniLMConfig, config: Config, seed: int) -> tuple[list[Row], 
     m = MiniLM(tasks)
     b = m.base
     heads = [m.fit_head(t, mc.head, seed=mc.data_seed)[0] for t in tasks]
+    if save_dir is not None:
+        from safetensors.torch import save_file
+
+        Path(save_dir).mkdir(parents=True, exist_ok=True)
+        save_file(
+            {f"{t.name}.{p}": getattr(h, p) for t, h in zip(tasks, heads, strict=True)
+             for p in ("weight", "bias")},
+            Path(save_dir) / "heads.safetensors",
+        )  # fmt: skip
 
     def accs(state, split="test"):
         return np.array([m.accuracy(state, h, t, split) for h, t in zip(heads, tasks, strict=True)])
@@ -606,6 +632,12 @@ def run_minilm(mc: MiniLMConfig, config: Config, seed: int) -> tuple[list[Row], 
         records.append(
             {"seed": seed, "kind": "stopping", "suite": MINILM_FULL, "task": t.name, **s}
         )
+        if save_dir is not None:
+            from icml26.samerging.io import save_state_dict
+
+            save_state_dict(ex, Path(save_dir) / "full" / t.name)
+    if experts_only:
+        return rows, records
     ref = np.array([m.accuracy(e, h, t) for e, h, t in zip(experts, heads, tasks, strict=True)])
     g = MINILM_FULL
     rows.append(
@@ -669,6 +701,10 @@ def run_minilm(mc: MiniLMConfig, config: Config, seed: int) -> tuple[list[Row], 
             adapters.append(ad)
             folders.append(folder)
             records.append({"seed": seed, "kind": "stopping", "suite": g, "task": t.name, **s})
+            if save_dir is not None:
+                import shutil
+
+                shutil.copytree(folder, Path(save_dir) / "lora" / t.name, dirs_exist_ok=True)
         lref = []
         for ad, h, t in zip(adapters, heads, tasks, strict=True):
             lref.append(m.accuracy({k: b[k] + ad.delta(k) if k in ad.A else b[k] for k in b}, h, t))
