@@ -2,8 +2,10 @@
 
 Per task and seed: behaviour episodes from the scripted experts (cached as ``.npz`` under
 ``--cache``; never regenerated when the file exists), oracle-labelled segment pairs on the
-dense V3 reward, then BC, filtered BC, P-IQL-lite, PAWS and its per-step ablation on the
-same pairs, and success % over ``--eval`` evaluation rollouts (± 2 SE over episodes):
+dense V3 reward, then BC, filtered BC, P-IQL-lite, CPL, PAWS and its per-step ablation on
+the same pairs, at every preference count of ``--n``, and success % over ``--eval``
+evaluation rollouts (± 2 SE over episodes; with several seeds, also the mean over seeds
+± 2 SE over seeds):
 
     uv run python benchmarks/paws/metaworld_smoke.py --tasks button-press-topdown-v3 --seeds 0
 
@@ -17,10 +19,18 @@ BC and PAWS on a harder task:
         --seeds 0 --episodes 120 --horizon 200 --normalize both \
         --methods BC "filtered BC" PAWS
 
-``--diagnose`` adds BC variants that separate the data from the learner: BC on the
+``--paws-neff 0.1 0.5 1.0 --paws-segments pairs pairs+unlabelled`` adds PAWS rows at
+other n_eff targets and weighted sets (for development seeds, never the evaluation
+seeds 0–2). ``--diagnose`` adds BC variants that separate the data from the learner: BC on the
 expert episodes only, BC on z-scored observations (mean and sd of the behaviour steps),
 and both; plus the data's statistics (success per behaviour kind, the expert's first
 success step, the share of action coordinates clipped at ±1).
+
+The `paper` preset's content at CPU scale (one hard task, n = 50 and 500, normalised
+observations, three seeds):
+
+    uv run python benchmarks/paws/metaworld_smoke.py --tasks push-back-v3 --seeds 0 1 2 \
+        --episodes 120 --horizon 200 --n 50 500 --normalize on
 
 These are not the paper's data (see the package README).
 """
@@ -37,15 +47,18 @@ import numpy as np
 
 from icml26.paws import (
     AdvantageConfig,
+    CPLConfig,
     Episodes,
     PAWSConfig,
     PolicyConfig,
     behaviour_cloning,
+    cpl,
     filtered_bc,
     fit_advantage,
     fit_paws,
     make_preferences,
     piql_lite,
+    weighted_segments,
 )
 from icml26.paws.metaworld_data import (
     METAWORLD_BEHAVIOURS,
@@ -56,7 +69,7 @@ from icml26.paws.metaworld_data import (
 )
 from icml26.shared import numpy_rng, quiet_dependencies, torch_threads
 
-METHODS = ("BC", "filtered BC", "P-IQL-lite", "PAWS", "PAWS per-step")
+METHODS = ("BC", "filtered BC", "P-IQL-lite", "CPL", "PAWS", "PAWS per-step")
 
 
 def one(task: str, seed: int, args) -> dict:
@@ -69,46 +82,96 @@ def one(task: str, seed: int, args) -> dict:
         save_metaworld_episodes(data, cache)
     gen_cpu = time.process_time() - t0
     eps = data.episodes
-    pairs = make_preferences(eps, args.n, args.length, numpy_rng(seed, "prefs", args.n))
     fits: dict = {}
+    cpu: dict = {}
     out = {"task": task, "seed": seed, "behaviour_success": data.success_rate,
            "generate_cpu_s": gen_cpu}  # fmt: skip
     modes = {"off": (False,), "on": (True,), "both": (False, True)}[args.normalize]
-    for norm in modes:
-        tag = " (z)" if norm and len(modes) > 1 else ""
-        pc = PolicyConfig(cap=args.policy_cap, normalize_obs=norm)
-        adv = fit_advantage(pairs, AdvantageConfig(normalize_obs=norm), seed=seed, device="cpu")
-        out[f"adv_val_accuracy{tag}"] = adv.val_accuracy
-        base = PAWSConfig(policy=pc)
-        for method in args.methods:
-            if method == "BC":
-                act = behaviour_cloning(eps, pc, seed=seed, device="cpu").policy.act
-            elif method == "filtered BC":
-                act = filtered_bc(pairs, pc, seed=seed, device="cpu").policy.act
-            elif method == "P-IQL-lite":
-                act = piql_lite(pairs, eps, policy_config=pc, reward_model=adv, seed=seed,
-                                device="cpu")[0].policy.act  # fmt: skip
-            else:
-                weighting = "segment" if method == "PAWS" else "step"
-                res = fit_paws(pairs, replace(base, weighting=weighting), advantage=adv,
-                               seed=seed, device="cpu")  # fmt: skip
-                act = res.act
-                if method == "PAWS":
-                    out[f"n_eff{tag}"] = res.temperature.n_eff
-                    out[f"epsilon{tag}"] = res.temperature.epsilon
-            fits[method + tag] = act
+    bc: dict = {}  # BC depends on neither n nor the pairs: trained once per mode
+    for n in args.n:
+        pairs = make_preferences(eps, n, args.length, numpy_rng(seed, "prefs", n))
+        ntag = f" n={n}" if len(args.n) > 1 else ""
+        for norm in modes:
+            tag = (" (z)" if norm and len(modes) > 1 else "") + ntag
+            pc = PolicyConfig(cap=args.policy_cap, normalize_obs=norm)
+            t1 = time.process_time()
+            adv = fit_advantage(pairs, AdvantageConfig(normalize_obs=norm), seed=seed,
+                                device="cpu")  # fmt: skip
+            cpu[f"A_phi{tag}"] = time.process_time() - t1
+            out[f"adv_val_accuracy{tag}"] = adv.val_accuracy
+            # where the data sit in the episode: mean start step of every pair segment and
+            # of the preferred ones (filtered BC's data); PAWS rows add their weighted mean
+            side = (pairs.label < 0.5).astype(int)
+            keep = pairs.label != 0.5
+            out[f"mean_start{ntag}"] = float(pairs.start.mean())
+            out[f"preferred_start{ntag}"] = float(
+                pairs.start[np.flatnonzero(keep), side[keep]].mean()
+            )
+            base = PAWSConfig(policy=pc)
+            for method in args.methods:
+                t1 = time.process_time()
+                if method == "BC":
+                    if norm not in bc:
+                        bc[norm] = behaviour_cloning(eps, pc, seed=seed, device="cpu").policy.act
+                    act = bc[norm]
+                elif method == "filtered BC":
+                    act = filtered_bc(pairs, pc, seed=seed, device="cpu").policy.act
+                elif method == "P-IQL-lite":
+                    act = piql_lite(pairs, eps, policy_config=pc, reward_model=adv, seed=seed,
+                                    device="cpu")[0].policy.act  # fmt: skip
+                elif method == "CPL":
+                    act = cpl(pairs, CPLConfig(), pc, episodes=eps, seed=seed,
+                              device="cpu").policy.act  # fmt: skip
+                else:
+                    weighting = "segment" if method == "PAWS" else "step"
+                    res = fit_paws(pairs, replace(base, weighting=weighting), advantage=adv,
+                                   seed=seed, device="cpu")  # fmt: skip
+                    act = res.act
+                    if method == "PAWS":
+                        out[f"n_eff{tag}"] = res.temperature.n_eff
+                        out[f"epsilon{tag}"] = res.temperature.epsilon
+                        out[f"weighted_start{tag}"] = _weighted_start(res, pairs, eps, "pairs")
+                cpu[method + tag] = time.process_time() - t1
+                fits[method + tag] = act
+            for frac in args.paws_neff:  # PAWS variants (development seeds only)
+                for segs in args.paws_segments:
+                    if (frac, segs) == (0.1, "pairs") and "PAWS" in args.methods:
+                        continue  # that is the PAWS row
+                    name = f"PAWS n_eff {100 * frac:g}% {segs}{tag}"
+                    t1 = time.process_time()
+                    res = fit_paws(pairs, replace(base, neff_fraction=frac, segments=segs),
+                                   episodes=eps, advantage=adv, seed=seed,
+                                   device="cpu")  # fmt: skip
+                    out[f"n_eff {name}"] = res.temperature.n_eff
+                    out[f"weighted_start {name}"] = _weighted_start(res, pairs, eps, segs)
+                    cpu[name] = time.process_time() - t1
+                    fits[name] = res.act
     if args.diagnose:
         diagnostics, extra = _diagnose(data, PolicyConfig(cap=args.policy_cap), seed)
         out.update(diagnostics)
         fits.update(extra)
+    evaluated: dict = {}  # the same policy (BC at every n) is rolled out once
     for name, act in fits.items():
-        s, errors = metaworld_success(act, task, args.eval, seed, horizon=args.horizon)
+        t1 = time.process_time()
+        if id(act) not in evaluated:
+            evaluated[id(act)] = metaworld_success(act, task, args.eval, seed,
+                                                   horizon=args.horizon)  # fmt: skip
+        s, errors = evaluated[id(act)]
+        cpu[f"eval {name}"] = time.process_time() - t1
         ok = s[np.isfinite(s)]
         out[name] = {"success": float(ok.mean()) if ok.size else float("nan"),
                      "two_se": float(2 * ok.std(ddof=1) / np.sqrt(ok.size)) if ok.size > 1
                      else float("nan"), "failed": len(errors)}  # fmt: skip
     out["cpu_s"] = time.process_time() - t0
+    out["cpu_s_by_part"] = cpu
     return out
+
+
+def _weighted_start(res, pairs, eps, segments: str) -> float:
+    """The PAWS weights' mean segment start step (Σ w_i start_i / Σ w_i)."""
+    _, _, starts = weighted_segments(pairs, eps, segments)
+    w = res.temperature.weights
+    return float(np.sum(w * starts) / np.sum(w))
 
 
 def _zscore(eps: Episodes) -> tuple[Episodes, np.ndarray, np.ndarray]:
@@ -157,12 +220,26 @@ def main() -> None:
     ap.add_argument("--episodes", type=int, default=200)
     ap.add_argument("--horizon", type=int, default=150)
     ap.add_argument("--length", type=int, default=25)
-    ap.add_argument("--n", type=int, default=500)
+    ap.add_argument("--n", nargs="+", type=int, default=[500])
     ap.add_argument("--eval", type=int, default=20)
     ap.add_argument("--policy-cap", type=int, default=2000)
     ap.add_argument("--diagnose", action="store_true")
     ap.add_argument("--normalize", choices=("off", "on", "both"), default="off")
     ap.add_argument("--methods", nargs="+", choices=METHODS, default=list(METHODS))
+    ap.add_argument(
+        "--paws-neff",
+        nargs="*",
+        type=float,
+        default=[],
+        help="extra PAWS rows at these n_eff fractions (development seeds only)",
+    )
+    ap.add_argument(
+        "--paws-segments",
+        nargs="+",
+        default=["pairs"],
+        choices=("pairs", "pairs+unlabelled"),
+        help="weighted set of those rows",
+    )
     ap.add_argument("--cache", default="results/paws/metaworld-cache")
     ap.add_argument("--json", default="results/paws/metaworld_smoke.json")
     args = ap.parse_args()
@@ -182,6 +259,18 @@ def main() -> None:
         cells = [f"{100 * r[m]['success']:.0f} ± {100 * r[m]['two_se']:.0f}" for m in methods]
         print(f"| {r['task']} | {r['seed']} | {100 * r['behaviour_success']:.0f} | "
               + " | ".join(cells) + " |")  # fmt: skip
+    for task in args.tasks:
+        rs = [r for r in results if r["task"] == task]
+        if len(rs) < 2:
+            continue
+        print(f"\n{task}, mean success % over seeds {[r['seed'] for r in rs]} ± 2 SE over seeds")
+        for m in methods:
+            v = 100 * np.array([r[m]["success"] for r in rs])
+            print(
+                f"| {m} | {v.mean():.1f} ± {2 * v.std(ddof=1) / np.sqrt(v.size):.1f} | "
+                + " / ".join(f"{x:.0f}" for x in v)
+                + " |"
+            )
 
 
 if __name__ == "__main__":
