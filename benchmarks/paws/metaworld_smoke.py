@@ -21,10 +21,12 @@ BC and PAWS on a harder task:
 
 ``--paws-neff 0.1 0.5 1.0 --paws-segments pairs pairs+unlabelled`` adds PAWS rows at
 other n_eff targets and weighted sets (for development seeds, never the evaluation
-seeds 0–2). ``--diagnose`` adds BC variants that separate the data from the learner: BC on the
-expert episodes only, BC on z-scored observations (mean and sd of the behaviour steps),
-and both; plus the data's statistics (success per behaviour kind, the expert's first
-success step, the share of action coordinates clipped at ±1).
+seeds 0–2); ``--teacher time-baselined`` labels the same pairs by return minus the
+behaviour data's mean return at the same start step. ``--diagnose`` adds BC variants that
+separate the data from the learner: BC on the expert episodes only, BC on z-scored
+observations (mean and sd of the behaviour steps), and both; plus the data's statistics
+(success per behaviour kind, the expert's first success step, the share of action
+coordinates clipped at ±1).
 
 The `paper` preset's content at CPU scale (one hard task, n = 50 and 500, normalised
 observations, three seeds):
@@ -53,10 +55,12 @@ from icml26.paws import (
     PolicyConfig,
     behaviour_cloning,
     cpl,
+    cut_segments,
     filtered_bc,
     fit_advantage,
     fit_paws,
     make_preferences,
+    oracle_labels,
     piql_lite,
     weighted_segments,
 )
@@ -90,6 +94,8 @@ def one(task: str, seed: int, args) -> dict:
     bc: dict = {}  # BC depends on neither n nor the pairs: trained once per mode
     for n in args.n:
         pairs = make_preferences(eps, n, args.length, numpy_rng(seed, "prefs", n))
+        if args.teacher == "time-baselined":
+            pairs = _time_baselined(pairs, eps)
         ntag = f" n={n}" if len(args.n) > 1 else ""
         for norm in modes:
             tag = (" (z)" if norm and len(modes) > 1 else "") + ntag
@@ -167,6 +173,20 @@ def one(task: str, seed: int, args) -> dict:
     return out
 
 
+def _time_baselined(pairs, eps: Episodes):
+    """Relabel the same pairs by return minus the behaviour data's mean return of segments
+    cut at the same start step (a teacher-side baseline; the learners still see labels
+    only). A stand-in for advantage-based labels: a segment is preferred for beating what
+    the behaviour data do at the same point of the episode, not for being late."""
+    length = pairs.length
+    cut = cut_segments(eps, length, alignment=pairs.alignment or length)
+    base = {int(t): float(cut["ret"][cut["start"] == t].mean()) for t in np.unique(cut["start"])}
+    ret = eps.reward[pairs.episode[..., None], pairs.start[..., None] + np.arange(length)].sum(-1)
+    adv = ret - np.vectorize(base.__getitem__)(pairs.start)
+    return replace(pairs, label=oracle_labels(adv[:, 0], adv[:, 1]),
+                   teacher="oracle, time-baselined return")  # fmt: skip
+
+
 def _weighted_start(res, pairs, eps, segments: str) -> float:
     """The PAWS weights' mean segment start step (Σ w_i start_i / Σ w_i)."""
     _, _, starts = weighted_segments(pairs, eps, segments)
@@ -239,6 +259,13 @@ def main() -> None:
         default=["pairs"],
         choices=("pairs", "pairs+unlabelled"),
         help="weighted set of those rows",
+    )
+    ap.add_argument(
+        "--teacher",
+        choices=("return", "time-baselined"),
+        default="return",
+        help="oracle labels on segment return (default), or on return minus the "
+        "behaviour data's mean at the same start step (development seeds)",
     )
     ap.add_argument("--cache", default="results/paws/metaworld-cache")
     ap.add_argument("--json", default="results/paws/metaworld_smoke.json")
