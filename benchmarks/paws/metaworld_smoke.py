@@ -2,10 +2,10 @@
 
 Per task and seed: behaviour episodes from the scripted experts (cached as ``.npz`` under
 ``--cache``; never regenerated when the file exists), oracle-labelled segment pairs on the
-dense V3 reward, then BC, filtered BC, P-IQL-lite, CPL, PAWS and its per-step ablation on
-the same pairs, at every preference count of ``--n``, and success % over ``--eval``
-evaluation rollouts (± 2 SE over episodes; with several seeds, also the mean over seeds
-± 2 SE over seeds):
+dense V3 reward, then BC, filtered BC, P-IQL-lite, CPL, PAWS and its per-step ablation
+(and, with ``--methods``, P-IQL on the package's IQL) on the same pairs, at every
+preference count of ``--n``, and success % over ``--eval`` evaluation rollouts (± 2 SE
+over episodes; with several seeds, also the mean over seeds ± 2 SE over seeds):
 
     uv run python benchmarks/paws/metaworld_smoke.py --tasks button-press-topdown-v3 --seeds 0
 
@@ -61,9 +61,11 @@ from icml26.paws import (
     fit_paws,
     make_preferences,
     oracle_labels,
+    piql,
     piql_lite,
     weighted_segments,
 )
+from icml26.paws.iql import IQLConfig
 from icml26.paws.metaworld_data import (
     METAWORLD_BEHAVIOURS,
     load_metaworld_episodes,
@@ -73,7 +75,8 @@ from icml26.paws.metaworld_data import (
 )
 from icml26.shared import numpy_rng, quiet_dependencies, torch_threads
 
-METHODS = ("BC", "filtered BC", "P-IQL-lite", "CPL", "PAWS", "PAWS per-step")
+METHODS = ("BC", "filtered BC", "P-IQL-lite", "P-IQL", "CPL", "PAWS", "PAWS per-step")
+DEFAULT_METHODS = ("BC", "filtered BC", "P-IQL-lite", "CPL", "PAWS", "PAWS per-step")
 
 
 def one(task: str, seed: int, args) -> dict:
@@ -125,6 +128,11 @@ def one(task: str, seed: int, args) -> dict:
                 elif method == "P-IQL-lite":
                     act = piql_lite(pairs, eps, policy_config=pc, reward_model=adv, seed=seed,
                                     device="cpu")[0].policy.act  # fmt: skip
+                elif method == "P-IQL":  # the package's IQL on A_φ's per-step rewards
+                    fit, info = piql(pairs, eps, IQLConfig(normalize_obs=norm), pc,
+                                     reward_model=adv, seed=seed, device="cpu")  # fmt: skip
+                    act = fit.policy.act
+                    out[f"critic_steps{tag}"] = info["critic_plateau"]["steps"]
                 elif method == "CPL":
                     act = cpl(pairs, CPLConfig(), pc, episodes=eps, seed=seed,
                               device="cpu").policy.act  # fmt: skip
@@ -245,7 +253,7 @@ def main() -> None:
     ap.add_argument("--policy-cap", type=int, default=2000)
     ap.add_argument("--diagnose", action="store_true")
     ap.add_argument("--normalize", choices=("off", "on", "both"), default="off")
-    ap.add_argument("--methods", nargs="+", choices=METHODS, default=list(METHODS))
+    ap.add_argument("--methods", nargs="+", choices=METHODS, default=list(DEFAULT_METHODS))
     ap.add_argument(
         "--paws-neff",
         nargs="*",
