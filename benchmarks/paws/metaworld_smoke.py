@@ -129,10 +129,12 @@ def one(task: str, seed: int, args) -> dict:
                     act = piql_lite(pairs, eps, policy_config=pc, reward_model=adv, seed=seed,
                                     device="cpu")[0].policy.act  # fmt: skip
                 elif method == "P-IQL":  # the package's IQL on A_φ's per-step rewards
-                    fit, info = piql(pairs, eps, IQLConfig(normalize_obs=norm), pc,
-                                     reward_model=adv, seed=seed, device="cpu")  # fmt: skip
+                    icfg = IQLConfig(normalize_obs=norm, return_range=args.iql_return_range)
+                    fit, info = piql(pairs, eps, icfg, pc, reward_model=adv, seed=seed,
+                                     device="cpu")  # fmt: skip
                     act = fit.policy.act
                     out[f"critic_steps{tag}"] = info["critic_plateau"]["steps"]
+                    out[f"clipped_share{tag}"] = info["clipped_share"]
                 elif method == "CPL":
                     act = cpl(pairs, CPLConfig(), pc, episodes=eps, seed=seed,
                               device="cpu").policy.act  # fmt: skip
@@ -275,6 +277,9 @@ def main() -> None:
         help="oracle labels on segment return (default), or on return minus the "
         "behaviour data's mean at the same start step (development seeds)",
     )
+    ap.add_argument("--iql-return-range", type=lambda v: None if v == "none" else float(v),
+                    default=1000.0, help="P-IQL's reward rescaling (IQLConfig.return_range; "
+                    "'none': rewards as A_φ gives them)")  # fmt: skip
     ap.add_argument("--cache", default="results/paws/metaworld-cache")
     ap.add_argument("--json", default="results/paws/metaworld_smoke.json")
     args = ap.parse_args()
