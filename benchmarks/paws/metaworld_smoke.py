@@ -34,6 +34,14 @@ observations, three seeds):
     uv run python benchmarks/paws/metaworld_smoke.py --tasks push-back-v3 --seeds 0 1 2 \
         --episodes 120 --horizon 200 --n 50 500 --normalize on
 
+``--methods "PAWS (Transformer)"`` adds PAWS with the encoder-only Transformer A_φ (the
+MLP A_φ's training, early stopping and n_eff rule; its own held-out accuracy reported).
+``--generate-only`` generates and caches the behaviour episodes and trains nothing, so
+that no timed run pays for the data:
+
+    uv run python benchmarks/paws/metaworld_smoke.py --generate-only \
+        --tasks peg-insert-side-v3 push-back-v3 --seeds 0 1 2 --episodes 120 --horizon 200
+
 These are not the paper's data (see the package README).
 """
 
@@ -75,18 +83,32 @@ from icml26.paws.metaworld_data import (
 )
 from icml26.shared import numpy_rng, quiet_dependencies, torch_threads
 
-METHODS = ("BC", "filtered BC", "P-IQL-lite", "P-IQL", "CPL", "PAWS", "PAWS per-step")
+METHODS = (
+    "BC",
+    "filtered BC",
+    "P-IQL-lite",
+    "P-IQL",
+    "CPL",
+    "PAWS",
+    "PAWS per-step",
+    "PAWS (Transformer)",
+)
 DEFAULT_METHODS = ("BC", "filtered BC", "P-IQL-lite", "CPL", "PAWS", "PAWS per-step")
 
 
-def one(task: str, seed: int, args) -> dict:
+def _episodes(task: str, seed: int, args):
+    """The cached behaviour episodes of (task, seed), generated and cached when missing."""
     cache = Path(args.cache) / f"{task}-seed{seed}-E{args.episodes}-H{args.horizon}.npz"
-    t0 = time.process_time()
     if cache.is_file():
-        data = load_metaworld_episodes(cache)
-    else:
-        data = metaworld_episodes(task, args.episodes, seed, horizon=args.horizon)
-        save_metaworld_episodes(data, cache)
+        return load_metaworld_episodes(cache)
+    data = metaworld_episodes(task, args.episodes, seed, horizon=args.horizon)
+    save_metaworld_episodes(data, cache)
+    return data
+
+
+def one(task: str, seed: int, args) -> dict:
+    t0 = time.process_time()
+    data = _episodes(task, seed, args)
     gen_cpu = time.process_time() - t0
     eps = data.episodes
     fits: dict = {}
@@ -135,6 +157,19 @@ def one(task: str, seed: int, args) -> dict:
                     act = fit.policy.act
                     out[f"critic_steps{tag}"] = info["critic_plateau"]["steps"]
                     out[f"clipped_share{tag}"] = info["clipped_share"]
+                elif method == "PAWS (Transformer)":  # the encoder-only Transformer A_φ
+                    tadv = fit_advantage(pairs, AdvantageConfig(kind="transformer",
+                                         normalize_obs=norm), seed=seed, device="cpu")  # fmt: skip
+                    res = fit_paws(pairs, base, advantage=tadv, seed=seed, device="cpu")
+                    act = res.act
+                    out[f"transformer_adv_val_accuracy{tag}"] = tadv.val_accuracy
+                    out[f"transformer_adv_epochs{tag}"] = tadv.epochs
+                    out[f"transformer_adv_stopped_by{tag}"] = tadv.stopped_by
+                    out[f"n_eff (Transformer){tag}"] = res.temperature.n_eff
+                    out[f"epsilon (Transformer){tag}"] = res.temperature.epsilon
+                    out[f"weighted_start (Transformer){tag}"] = _weighted_start(
+                        res, pairs, eps, "pairs"
+                    )
                 elif method == "CPL":
                     act = cpl(pairs, CPLConfig(), pc, episodes=eps, seed=seed,
                               device="cpu").policy.act  # fmt: skip
@@ -281,9 +316,21 @@ def main() -> None:
                     default=1000.0, help="P-IQL's reward rescaling (IQLConfig.return_range; "
                     "'none': rewards as A_φ gives them)")  # fmt: skip
     ap.add_argument("--cache", default="results/paws/metaworld-cache")
+    ap.add_argument("--generate-only", action="store_true",
+                    help="generate and cache the behaviour episodes, train nothing")  # fmt: skip
     ap.add_argument("--json", default="results/paws/metaworld_smoke.json")
     args = ap.parse_args()
     results = []
+    if args.generate_only:
+        with quiet_dependencies():
+            for task in args.tasks:
+                for seed in args.seeds:
+                    t0 = time.process_time()
+                    data = _episodes(task, seed, args)
+                    print(f"{task} seed {seed}: {data.episodes.n_episodes} episodes, behaviour "
+                          f"success {100 * data.success_rate:.0f}%, "
+                          f"{time.process_time() - t0:.1f} s of CPU", flush=True)  # fmt: skip
+        return
     with torch_threads(1), quiet_dependencies():
         for task in args.tasks:
             for seed in args.seeds:
