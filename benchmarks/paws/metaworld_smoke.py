@@ -36,8 +36,10 @@ observations, three seeds):
 
 ``--methods "PAWS (Transformer)"`` adds PAWS with the encoder-only Transformer A_φ (the
 MLP A_φ's training, early stopping and n_eff rule; its own held-out accuracy reported).
-``--generate-only`` generates and caches the behaviour episodes and trains nothing, so
-that no timed run pays for the data:
+``--methods CPL+KL`` adds CPL+KL (BC pre-training, the BC row's fit, then CPL with the
+KL term); ``--paws-lambda 0.03 0.1 0.3 1 3 10`` adds the fixed-λ ablation at the largest n
+(the `paper` preset's grid). ``--generate-only`` generates and caches the behaviour
+episodes and trains nothing, so that no timed run pays for the data:
 
     uv run python benchmarks/paws/metaworld_smoke.py --generate-only \
         --tasks peg-insert-side-v3 push-back-v3 --seeds 0 1 2 --episodes 120 --horizon 200
@@ -92,6 +94,7 @@ METHODS = (
     "PAWS",
     "PAWS per-step",
     "PAWS (Transformer)",
+    "CPL+KL",
 )
 DEFAULT_METHODS = ("BC", "filtered BC", "P-IQL-lite", "CPL", "PAWS", "PAWS per-step")
 
@@ -117,6 +120,7 @@ def one(task: str, seed: int, args) -> dict:
            "generate_cpu_s": gen_cpu}  # fmt: skip
     modes = {"off": (False,), "on": (True,), "both": (False, True)}[args.normalize]
     bc: dict = {}  # BC depends on neither n nor the pairs: trained once per mode
+    bc_fit: dict = {}  # the same BC fit, CPL+KL's pre-training
     for n in args.n:
         pairs = make_preferences(eps, n, args.length, numpy_rng(seed, "prefs", n))
         if args.teacher == "time-baselined":
@@ -141,10 +145,14 @@ def one(task: str, seed: int, args) -> dict:
             base = PAWSConfig(policy=pc)
             for method in args.methods:
                 t1 = time.process_time()
+                if method in ("BC", "CPL+KL") and norm not in bc_fit:
+                    bc_fit[norm] = behaviour_cloning(eps, pc, seed=seed, device="cpu")
+                    bc[norm] = bc_fit[norm].policy.act
                 if method == "BC":
-                    if norm not in bc:
-                        bc[norm] = behaviour_cloning(eps, pc, seed=seed, device="cpu").policy.act
                     act = bc[norm]
+                elif method == "CPL+KL":  # BC pre-training (the BC row's fit), then CPL + KL
+                    act = cpl(pairs, CPLConfig(kl=True), pc, episodes=eps, seed=seed,
+                              device="cpu", pretrained=bc_fit[norm]).policy.act  # fmt: skip
                 elif method == "filtered BC":
                     act = filtered_bc(pairs, pc, seed=seed, device="cpu").policy.act
                 elif method == "P-IQL-lite":
@@ -180,10 +188,20 @@ def one(task: str, seed: int, args) -> dict:
                     act = res.act
                     if method == "PAWS":
                         out[f"n_eff{tag}"] = res.temperature.n_eff
+                        out[f"lambda{tag}"] = res.temperature.lam
                         out[f"epsilon{tag}"] = res.temperature.epsilon
                         out[f"weighted_start{tag}"] = _weighted_start(res, pairs, eps, "pairs")
                 cpu[method + tag] = time.process_time() - t1
                 fits[method + tag] = act
+            for lam in args.paws_lambda if n == max(args.n) else ():  # fixed-λ ablation
+                name = f"PAWS λ={lam:g}{tag}"
+                t1 = time.process_time()
+                res = fit_paws(pairs, replace(base, fixed_lambda=lam), advantage=adv, seed=seed,
+                               device="cpu")  # fmt: skip
+                out[f"n_eff {name}"] = res.temperature.n_eff
+                out[f"weighted_start {name}"] = _weighted_start(res, pairs, eps, "pairs")
+                cpu[name] = time.process_time() - t1
+                fits[name] = res.act
             for frac in args.paws_neff:  # PAWS variants (development seeds only)
                 for segs in args.paws_segments:
                     if (frac, segs) == (0.1, "pairs") and "PAWS" in args.methods:
@@ -297,6 +315,13 @@ def main() -> None:
         type=float,
         default=[],
         help="extra PAWS rows at these n_eff fractions (development seeds only)",
+    )
+    ap.add_argument(
+        "--paws-lambda",
+        nargs="*",
+        type=float,
+        default=[],
+        help="the fixed-λ ablation: PAWS rows at these λ, at the largest n only",
     )
     ap.add_argument(
         "--paws-segments",
