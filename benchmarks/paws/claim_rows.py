@@ -1,6 +1,6 @@
-"""Selected rows of the ``smoke`` claim table, computed by the reproduction's own ``run``.
+"""Selected rows of the ``full`` claim table, computed by the reproduction's own ``run``.
 
-The rows are the ones ``icml26 reproduce paws --preset smoke`` makes (the same data,
+The rows are the ones ``icml26 reproduce paws --preset full`` makes (the same data,
 preference pairs, A_φ, seeds and budget rules: every row depends only on the seed, the
 preference count and its method), restricted to the methods and preference counts asked
 for, so that rows added in a new release can be measured without re-running the rest:
@@ -28,7 +28,7 @@ def main() -> None:
     ap.add_argument("--seeds", nargs="+", type=int, default=[0, 1, 2])
     ap.add_argument("--out", default="results/paws/claim_rows")
     args = ap.parse_args()
-    cfg = replace(PRESETS["smoke"], methods=tuple(args.methods), n_prefs=tuple(args.n),
+    cfg = replace(PRESETS["full"], methods=tuple(args.methods), n_prefs=tuple(args.n),
                   lambda_grid=())  # fmt: skip
     out = Path(args.out)
     reports = []

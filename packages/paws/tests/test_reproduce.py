@@ -7,7 +7,15 @@ from icml26.paws.advantage import AdvantageConfig
 from icml26.paws.baselines import IPLConfig
 from icml26.paws.iql import IQLConfig
 from icml26.paws.policy import PolicyConfig
-from icml26.paws.reproduce import ALL_METHODS, PAPER, PRESETS, Config, judge, run
+from icml26.paws.reproduce import (
+    ALL_METHODS,
+    PAPER,
+    PRESETS,
+    SMOKE_METHODS,
+    Config,
+    judge,
+    run,
+)
 from icml26.shared import Report
 
 TINY = Config(
@@ -15,6 +23,16 @@ TINY = Config(
     advantage=AdvantageConfig(cap=60, val_patience=3), policy=PolicyConfig(cap=60),
     iql=IQLConfig(cap=60), ipl=IPLConfig(cap=60),
 )  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def tiny_full(tmp_path_factory):
+    """The tiny run with every method (shared by the tests below)."""
+    return run(TINY, 0, tmp_path_factory.mktemp("tiny"))
+
+
+def _returns(report: Report) -> dict:
+    return {(r.method, r.group): r.metrics["normalised_return"].values for r in report.rows}
 
 
 def _torch_optim(params, lr, weight_decay=0.0):
@@ -26,14 +44,14 @@ def _torch_optim(params, lr, weight_decay=0.0):
     return torch.optim.Adam(params, lr=lr)
 
 
-def test_speed_ups_keep_every_number(tmp_path, monkeypatch):
+def test_speed_ups_keep_every_number(tmp_path, monkeypatch, tiny_full):
     """0.4.0's speed-ups change no number: the run with the package's optimiser and one BC
     fit shared with CPL+KL's pre-training equals, bit for bit, the 0.3.0 way — torch.optim
     and CPL+KL training its own BC."""
     import icml26.paws.reproduce as reproduce
     from icml26.paws import advantage, baselines, iql, policy
 
-    fast = run(TINY, 0, tmp_path)
+    fast = tiny_full
     for module in (advantage, baselines, iql, policy):
         monkeypatch.setattr(module, "Adam", _torch_optim)
     plain_cpl = reproduce.cpl
@@ -42,6 +60,21 @@ def test_speed_ups_keep_every_number(tmp_path, monkeypatch):
     got = {(r.method, r.group): r.metrics["normalised_return"].values for r in fast.rows}
     want = {(r.method, r.group): r.metrics["normalised_return"].values for r in slow.rows}
     assert got == want and len(got) == len(ALL_METHODS) + 1
+
+
+def test_smoke_method_list_keeps_every_number(tmp_path, tiny_full):
+    """The smoke preset runs a subset of `full`'s methods on the same data: each kept row,
+    the fixed-λ grid included, equals the full run's bit for bit (no method's result
+    depends on which others ran, or in which order)."""
+    sub = run(dataclasses.replace(TINY, methods=SMOKE_METHODS[::-1]), 0, tmp_path)
+    got, want = _returns(sub), _returns(tiny_full)
+    assert len(got) == len(SMOKE_METHODS) + 1
+    assert got == {k: want[k] for k in got}
+    paws = sub.row("PAWS", "n=40").metrics
+    assert (
+        paws["recut_accuracy"].values
+        == tiny_full.row("PAWS", "n=40").metrics["recut_accuracy"].values
+    )
 
 
 def test_tiny_reproduction_runs_every_method_and_is_judged(tmp_path, capfd):
@@ -69,7 +102,15 @@ def test_same_seed_same_numbers(tmp_path):
 
 
 def test_presets_and_registry():
-    assert set(PRESETS) == {"smoke", "paper"}
+    assert set(PRESETS) == {"smoke", "full", "paper"}
+    # the issue's smoke list; the IQL family and CPL+KL only in `full` (every method)
+    assert PRESETS["smoke"].methods == (
+        "BC", "filtered BC", "P-IQL-lite", "CPL", "PAWS", "PAWS per-step",
+    )  # fmt: skip
+    assert PRESETS["full"].methods == ALL_METHODS
+    # same data, code and budget: only the method list differs
+    assert dataclasses.replace(PRESETS["full"], methods=SMOKE_METHODS) == PRESETS["smoke"]
+    assert PRESETS["smoke"].lambda_grid and PRESETS["smoke"].n_prefs == (50, 500)
     assert PAPER.name == "paws" and PAPER.arxiv == "2606.11982"
     with pytest.raises(ValueError, match="unknown method"):
         Config(methods=("PPO",))

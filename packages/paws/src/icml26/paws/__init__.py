@@ -121,4 +121,4 @@ __all__ = [
     "weighted_segments",
 ]
 
-__version__ = "0.4.0"
+__version__ = "0.5.0"

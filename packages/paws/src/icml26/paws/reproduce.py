@@ -1,10 +1,13 @@
 """Reproduction: the credit-ambiguity point mass, offline, at n ∈ {50, 500} preferences.
 
-``smoke`` (2 CPU cores, one torch thread): BC, filtered BC, P-IQL-lite, CPL, CPL+KL, PAWS
-(MLP A_φ, n_eff target 10%), its per-step-weight ablation and a fixed-λ grid, with the
-re-cut diagnostic (A_φ's preference accuracy on segments cut at random offsets).
+``smoke`` (2 CPU cores, one torch thread; the issue's list): BC, filtered BC, P-IQL-lite,
+CPL, PAWS (MLP A_φ, n_eff target 10%), its per-step-weight ablation and a fixed-λ grid,
+with the re-cut diagnostic (A_φ's preference accuracy on segments cut at random offsets).
+``full``: the same data, code and budget with every method, adding the IQL family (P-IQL
+on the package's IQL, Preference Transformer + IQL, IPL) and CPL+KL — the "every method"
+claim table (about four times the smoke's cost).
 ``paper``: the same code at larger data, more evaluation episodes, the Transformer A_φ,
-5 seeds; the paper's Meta-World V3 tasks are not part of this release (see README).
+5 seeds; the paper's Meta-World V3 tasks are not part of this preset (see README).
 Evaluation rollouts are the only environment calls; the learners never see rewards.
 """
 
@@ -52,6 +55,8 @@ ALL_METHODS = (
     "BC", "filtered BC", "P-IQL-lite", "P-IQL", "PT+IQL", "IPL", "CPL", "CPL+KL", "PAWS",
     "PAWS per-step",
 )  # fmt: skip
+# the issue's smoke list; the IQL family and CPL+KL run in ``full`` (same code, same numbers)
+SMOKE_METHODS = ("BC", "filtered BC", "P-IQL-lite", "CPL", "PAWS", "PAWS per-step")
 METRIC = "normalised_return"
 
 
@@ -89,7 +94,8 @@ class Config:
 
 
 PRESETS = {
-    "smoke": Config(),
+    "smoke": Config(methods=SMOKE_METHODS),
+    "full": Config(),
     "paper": Config(
         episodes=1000,
         n_prefs=(50, 500, 2000),
@@ -342,9 +348,10 @@ PAPER = Paper(
         METRIC, higher_is_better=True, group="n=500", ignore=("PAWS *", "PAWS (Transformer)")
     ),
     default_seeds=3,
-    # one smoke seed in 0.4.0: 137 s of CPU, 270–480 s of wall on the shared 2-core
-    # machine at load average 7–10 (0.3.0: 261 s of CPU)
-    seconds_per_seed={"smoke": 450.0},
+    # 0.5.0, one torch thread: smoke 97 s of CPU for three seeds (32 s a seed, 93 s of wall
+    # on the 2-core machine at load ~1); full (every method) 112 s of CPU a seed (0.4.0 run
+    # of the same code at load 7–10: 137 s of CPU, 270–480 s of wall)
+    seconds_per_seed={"smoke": 35.0, "full": 150.0},
     code=None,
     authors=(
         "Aleksandar Taranovic, Onur Celik, Niklas Freymuth, Ge Li, Serge Thilges, Huy Le, "
