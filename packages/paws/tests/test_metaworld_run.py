@@ -50,3 +50,11 @@ def test_tiny_metaworld_paper_config_reports_every_method(tmp_path):
                 0, tmp_path)  # fmt: skip
     assert again.row("BC", group).metrics["success"].values == \
         report.row("BC", group).metrics["success"].values  # fmt: skip
+
+
+def test_paper_preset_without_the_extra_names_it(tmp_path, monkeypatch):
+    import sys
+
+    monkeypatch.setitem(sys.modules, "metaworld", None)  # import metaworld -> ImportError
+    with pytest.raises(ImportError, match=r"icml26-paws\[metaworld\]"):
+        run(PRESETS["paper"], 0, tmp_path)
