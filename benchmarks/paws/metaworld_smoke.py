@@ -44,6 +44,10 @@ episodes and trains nothing, so that no timed run pays for the data:
     uv run python benchmarks/paws/metaworld_smoke.py --generate-only \
         --tasks peg-insert-side-v3 push-back-v3 --seeds 0 1 2 --episodes 120 --horizon 200
 
+The registry's `paper` preset (``uv run icml26 reproduce paws --preset paper --seeds 5``)
+runs the same per-(task, seed) pipeline through the package (``icml26.paws.metaworld_run``,
+the same cache files) with every method; this script keeps the diagnostics and variants.
+
 These are not the paper's data (see the package README).
 """
 
@@ -76,13 +80,8 @@ from icml26.paws import (
     weighted_segments,
 )
 from icml26.paws.iql import IQLConfig
-from icml26.paws.metaworld_data import (
-    METAWORLD_BEHAVIOURS,
-    load_metaworld_episodes,
-    metaworld_episodes,
-    metaworld_success,
-    save_metaworld_episodes,
-)
+from icml26.paws.metaworld_data import METAWORLD_BEHAVIOURS, metaworld_success
+from icml26.paws.metaworld_run import MetaWorldConfig, cached_episodes
 from icml26.shared import numpy_rng, quiet_dependencies, torch_threads
 
 METHODS = (
@@ -100,13 +99,11 @@ DEFAULT_METHODS = ("BC", "filtered BC", "P-IQL-lite", "CPL", "PAWS", "PAWS per-s
 
 
 def _episodes(task: str, seed: int, args):
-    """The cached behaviour episodes of (task, seed), generated and cached when missing."""
-    cache = Path(args.cache) / f"{task}-seed{seed}-E{args.episodes}-H{args.horizon}.npz"
-    if cache.is_file():
-        return load_metaworld_episodes(cache)
-    data = metaworld_episodes(task, args.episodes, seed, horizon=args.horizon)
-    save_metaworld_episodes(data, cache)
-    return data
+    """The cached behaviour episodes of (task, seed), generated and cached when missing
+    (the package's cache, shared with the `paper` preset)."""
+    mw = MetaWorldConfig(tasks=(task,), episodes=args.episodes, horizon=args.horizon,
+                         length=args.length, cache=args.cache)  # fmt: skip
+    return cached_episodes(task, seed, mw)
 
 
 def one(task: str, seed: int, args) -> dict:

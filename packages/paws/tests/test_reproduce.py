@@ -102,7 +102,7 @@ def test_same_seed_same_numbers(tmp_path):
 
 
 def test_presets_and_registry():
-    assert set(PRESETS) == {"smoke", "full", "paper"}
+    assert set(PRESETS) == {"smoke", "full", "paper", "point-mass-paper"}
     # the smoke list; the IQL family and CPL+KL only in `full` (every method)
     assert PRESETS["smoke"].methods == (
         "BC", "filtered BC", "P-IQL-lite", "CPL", "PAWS", "PAWS per-step",

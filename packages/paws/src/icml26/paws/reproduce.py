@@ -6,8 +6,11 @@ with the re-cut diagnostic (A_φ's preference accuracy on segments cut at random
 ``full``: the same data, code and budget with every method, adding the IQL family (P-IQL
 on the package's IQL, Preference Transformer + IQL, IPL) and CPL+KL — the "every method"
 claim table (about four times the smoke's cost).
-``paper``: the same code at larger data, more evaluation episodes, the Transformer A_φ,
-5 seeds; the paper's Meta-World V3 tasks are not part of this preset (see README).
+``paper``: the issue's Meta-World V3 content (extra ``metaworld``; :mod:`metaworld_run`):
+peg-insert-side-v3 and push-back-v3, n ∈ {50, 500}, every method, both A_φ, the fixed-λ
+grid, observations z-scored, success rate per method; run it with ``--seeds 5``.
+``point-mass-paper``: the point mass at larger data, more evaluation episodes, the
+Transformer A_φ.
 Evaluation rollouts are the only environment calls; the learners never see rewards.
 """
 
@@ -36,6 +39,7 @@ from icml26.paws.baselines import (
 from icml26.paws.data import PointMass, PointMassConfig, behaviour_episodes, make_preferences
 from icml26.paws.evaluation import evaluate_policy, normalised_return, reference_returns
 from icml26.paws.iql import IQLConfig
+from icml26.paws.metaworld_run import MetaWorldConfig
 from icml26.paws.paws import PAWSConfig, fit_paws
 from icml26.paws.policy import PolicyConfig
 from icml26.shared import (
@@ -58,6 +62,7 @@ ALL_METHODS = (
 # the issue's smoke list; the IQL family and CPL+KL run in ``full`` (same code, same numbers)
 SMOKE_METHODS = ("BC", "filtered BC", "P-IQL-lite", "CPL", "PAWS", "PAWS per-step")
 METRIC = "normalised_return"
+SUCCESS = "success"  # Meta-World: share of evaluation episodes that succeed
 
 
 @dataclass(frozen=True)
@@ -84,6 +89,13 @@ class Config:
     # z-score observations inside every learner (statistics of its offline training data);
     # off in the presets: the point mass's observations are already O(1) (see README)
     normalize_obs: bool = False
+    # Meta-World V3 instead of the point mass (extra ``metaworld``; see metaworld_run)
+    metaworld: MetaWorldConfig | None = None
+
+    @property
+    def metric(self) -> str:
+        """The claim table's metric: normalised return, or success rate on Meta-World."""
+        return METRIC if self.metaworld is None else SUCCESS
 
     def __post_init__(self) -> None:
         unknown = set(self.methods) - set(ALL_METHODS)
@@ -96,7 +108,19 @@ class Config:
 PRESETS = {
     "smoke": Config(methods=SMOKE_METHODS),
     "full": Config(),
+    # the issue's `paper` preset: Meta-World V3, both tasks, every method, both A_φ,
+    # normalised observations (seeds: `--seeds 5`); data cached under MetaWorldConfig.cache
     "paper": Config(
+        metaworld=MetaWorldConfig(),
+        transformer=True,
+        lambda_grid=(0.03, 0.1, 0.3, 1.0, 3.0, 10.0),
+        normalize_obs=True,
+        # A_φ's rewards as they are (no rescaling to an episode-return range), as IQL does
+        # for manipulation data; chosen on development seed 10 (README, Meta-World)
+        iql=IQLConfig(return_range=None),
+    ),
+    # the point mass at larger scale (0.5.0's first `paper` preset)
+    "point-mass-paper": Config(
         episodes=1000,
         n_prefs=(50, 500, 2000),
         eval_episodes=200,
@@ -129,8 +153,74 @@ def _recut_accuracy(model, episodes, length: int, n: int, rng) -> tuple[float, f
     return out[0], out[1]
 
 
+def normalised(config: Config) -> Config:
+    """``config`` with ``normalize_obs`` passed down to every learner's own config."""
+    if not config.normalize_obs:
+        return config
+    return replace(
+        config, policy=replace(config.policy, normalize_obs=True),
+        advantage=replace(config.advantage, normalize_obs=True),
+        iql=replace(config.iql, normalize_obs=True),
+    )  # fmt: skip
+
+
+def train_method(
+    method: str, pairs, episodes, adv, config: Config, seed: int, bc_cache: dict
+) -> tuple:
+    """Train one method of the claim table on ``pairs`` (and, for the methods that use
+    unlabelled steps, ``episodes``); ``adv`` is the MLP A_φ shared by PAWS, its ablations,
+    P-IQL-lite and P-IQL. Returns ``(act, plateau, extra metrics)``. BC depends on neither
+    n nor the pairs: its fit is kept in ``bc_cache`` (also CPL+KL's pre-training)."""
+    pc, dev = config.policy, config.device
+    paws_cfg = PAWSConfig(neff_fraction=config.neff_fraction, policy=pc)
+
+    def bc_fit():
+        if "fit" not in bc_cache:
+            bc_cache["fit"] = behaviour_cloning(episodes, pc, seed=seed, device=dev)
+        return bc_cache["fit"]
+
+    extra: dict[str, float] = {}
+    if method == "BC":
+        fit = bc_fit()
+    elif method == "filtered BC":
+        fit = filtered_bc(pairs, pc, seed=seed, device=dev)
+    elif method == "P-IQL-lite":
+        fit, _info = piql_lite(pairs, episodes, config.piql, pc, reward_model=adv, seed=seed,
+                               device=dev)  # fmt: skip
+    elif method == "P-IQL":
+        fit, info = piql(pairs, episodes, config.iql, pc, reward_model=adv, seed=seed,
+                         device=dev)  # fmt: skip
+        extra = {"critic_steps": float(info["critic_plateau"]["steps"])}
+    elif method == "PT+IQL":
+        fit, info = pt_iql(pairs, episodes, config.iql, pc, advantage_config=config.advantage,
+                           seed=seed, device=dev)  # fmt: skip
+        extra = {"pt_val_accuracy": info["pt_val_accuracy"],
+                 "critic_steps": float(info["critic_plateau"]["steps"])}  # fmt: skip
+    elif method == "IPL":
+        fit, info = ipl(pairs, episodes, replace(config.ipl, iql=config.iql), pc, seed=seed,
+                        device=dev)  # fmt: skip
+        extra = {"critic_steps": float(info["critic_plateau"]["steps"])}
+    elif method in ("CPL", "CPL+KL"):
+        ccfg = replace(config.cpl, kl=method == "CPL+KL")
+        fit = cpl(pairs, ccfg, pc, episodes=episodes, seed=seed, device=dev,
+                  pretrained=bc_fit() if ccfg.kl else None)  # fmt: skip
+    else:
+        weighting = "segment" if method == "PAWS" else "step"
+        res = fit_paws(pairs, replace(paws_cfg, weighting=weighting), advantage=adv, seed=seed,
+                       device=dev)  # fmt: skip
+        t = res.temperature
+        return res.act, res.policy_fit.plateau, {"n_eff": t.n_eff, "epsilon": t.epsilon,
+                                                 "lambda": t.lam}  # fmt: skip
+    return fit.policy.act, fit.plateau, extra
+
+
 def run(config: Config, seed: int, out: Path) -> Report:
-    """One seed: behaviour data, then every method at every preference count."""
+    """One seed: behaviour data, then every method at every preference count (the point
+    mass; with ``config.metaworld`` set, the Meta-World V3 run of :mod:`metaworld_run`)."""
+    if config.metaworld is not None:
+        from icml26.paws.metaworld_run import run_metaworld
+
+        return run_metaworld(config, seed, out)
     t0 = time.perf_counter()
     rows: list[Row] = []
     records: list[dict] = []
@@ -138,12 +228,7 @@ def run(config: Config, seed: int, out: Path) -> Report:
     env = PointMass(config.env)
     length = config.env.period
     dev = config.device
-    if config.normalize_obs:
-        config = replace(
-            config, policy=replace(config.policy, normalize_obs=True),
-            advantage=replace(config.advantage, normalize_obs=True),
-            iql=replace(config.iql, normalize_obs=True),
-        )  # fmt: skip
+    config = normalised(config)
     bc_cache: dict = {}  # BC depends on neither n nor the pairs: trained once per seed
     with torch_threads(config.threads), quiet_dependencies():
         episodes = behaviour_episodes(env, config.episodes, numpy_rng(seed, "behaviour"))
@@ -168,57 +253,11 @@ def run(config: Config, seed: int, out: Path) -> Report:
             pc = config.policy
             paws_cfg = PAWSConfig(neff_fraction=config.neff_fraction, policy=pc)
 
-            def bc_fit(pc=pc):
-                if "fit" not in bc_cache:  # CPL+KL's pre-training is this same BC fit
-                    bc_cache["fit"] = behaviour_cloning(episodes, pc, seed=seed, device=dev)
-                return bc_cache["fit"]
-
-            def train(method: str, pairs=pairs, adv=adv, pc=pc, paws_cfg=paws_cfg):
-                extra: dict[str, float] = {}
-                if method == "BC":
-                    fit = bc_fit()
-                    act, plateau = fit.policy.act, fit.plateau
-                elif method == "filtered BC":
-                    fit = filtered_bc(pairs, pc, seed=seed, device=dev)
-                    act, plateau = fit.policy.act, fit.plateau
-                elif method == "P-IQL-lite":
-                    fit, _info = piql_lite(pairs, episodes, config.piql, pc, reward_model=adv,
-                                          seed=seed, device=dev)  # fmt: skip
-                    act, plateau = fit.policy.act, fit.plateau
-                elif method == "P-IQL":
-                    fit, info = piql(pairs, episodes, config.iql, pc, reward_model=adv,
-                                     seed=seed, device=dev)  # fmt: skip
-                    act, plateau = fit.policy.act, fit.plateau
-                    extra = {"critic_steps": float(info["critic_plateau"]["steps"])}
-                elif method == "PT+IQL":
-                    fit, info = pt_iql(pairs, episodes, config.iql, pc,
-                                       advantage_config=config.advantage, seed=seed,
-                                       device=dev)  # fmt: skip
-                    act, plateau = fit.policy.act, fit.plateau
-                    extra = {"pt_val_accuracy": info["pt_val_accuracy"],
-                             "critic_steps": float(info["critic_plateau"]["steps"])}  # fmt: skip
-                elif method == "IPL":
-                    fit, info = ipl(pairs, episodes, replace(config.ipl, iql=config.iql), pc,
-                                    seed=seed, device=dev)  # fmt: skip
-                    act, plateau = fit.policy.act, fit.plateau
-                    extra = {"critic_steps": float(info["critic_plateau"]["steps"])}
-                elif method in ("CPL", "CPL+KL"):
-                    ccfg = replace(config.cpl, kl=method == "CPL+KL")
-                    fit = cpl(pairs, ccfg, pc, episodes=episodes, seed=seed, device=dev,
-                              pretrained=bc_fit() if ccfg.kl else None)  # fmt: skip
-                    act, plateau = fit.policy.act, fit.plateau
-                else:
-                    weighting = "segment" if method == "PAWS" else "step"
-                    res = fit_paws(pairs, replace(paws_cfg, weighting=weighting),
-                                   advantage=adv, seed=seed, device=dev)  # fmt: skip
-                    act, plateau = res.act, res.policy_fit.plateau
-                    t = res.temperature
-                    extra = {"n_eff": t.n_eff, "epsilon": t.epsilon, "lambda": t.lam}
-                return act, plateau, extra
-
             for method in config.methods:
                 try:
-                    act, plateau, extra = train(method)
+                    act, plateau, extra = train_method(
+                        method, pairs, episodes, adv, config, seed, bc_cache
+                    )
                     value, failed = score(act)
                 except Exception as err:  # a failing learner is reported as data
                     act, plateau, extra, value, failed = None, {}, {}, float("nan"), -1
@@ -260,23 +299,32 @@ def run(config: Config, seed: int, out: Path) -> Report:
                   wall_time_s=time.perf_counter() - t0)  # fmt: skip
 
 
-def _stat(report: Report, method: str, group: str) -> Stat | None:
-    try:
-        return report.stat(method, METRIC, group)
-    except KeyError:
-        return None
-
-
 def judge(report: Report, config: Config) -> list[Check]:
-    """The issue's frozen thresholds at the largest preference count."""
-    group = f"n={max(config.n_prefs)}"
-    paws = _stat(report, "PAWS", group)
+    """The issue's frozen thresholds at the largest preference count (on Meta-World the
+    same checks per task, on success rate: the margins 0.10 and 0.05 are 10 and 5 points)."""
+    n = max(config.n_prefs)
+    if config.metaworld is None:
+        return _judge_group(report, config, f"n={n}", METRIC)
+    checks = []
+    for task in config.metaworld.tasks:
+        checks += _judge_group(report, config, f"{task} n={n}", SUCCESS)
+    return checks
+
+
+def _judge_group(report: Report, config: Config, group: str, metric: str) -> list[Check]:
+    def _stat(method: str, group: str, report=report) -> Stat | None:
+        try:
+            return report.stat(method, metric, group)
+        except KeyError:
+            return None
+
+    paws = _stat("PAWS", group)
     if paws is None:
-        return [Check("PAWS was run", False, "no PAWS row")]
+        return [Check(f"{group}: PAWS was run", False, "no PAWS row")]
     checks = []
 
     def cmp(name: str, other: str, margin: float, strict: bool = False) -> None:
-        s = _stat(report, other, group)
+        s = _stat(other, group)
         if s is None:
             checks.append(Check(name, False, f"{other} not run"))
             return
@@ -288,7 +336,7 @@ def judge(report: Report, config: Config) -> list[Check]:
     cmp(f"{group}: PAWS > filtered BC", "filtered BC", 0.0, strict=True)
     cmp(f"{group}: PAWS > BC", "BC", 0.0, strict=True)
     cmp(f"{group}: PAWS > its per-step-weight ablation", "PAWS per-step", 0.0, strict=True)
-    grid = [(lam, _stat(report, f"PAWS λ={lam:g}", group)) for lam in config.lambda_grid]
+    grid = [(lam, _stat(f"PAWS λ={lam:g}", group)) for lam in config.lambda_grid]
     grid = [(lam, s) for lam, s in grid if s is not None]
     if grid:
         lam, best = max(grid, key=lambda x: x[1].mean)
@@ -305,18 +353,21 @@ def plot(report: Report, out: Path) -> list[Path]:
     """Normalised return per method and preference count (mean ± sd over seeds)."""
     from icml26.shared import errorbar_bars, new_figure, save_figure
 
+    metric = METRIC if METRIC in report.metric_names else SUCCESS
+    label = ("normalised return (0 random, 1 expert)" if metric == METRIC
+             else "success rate (Meta-World V3, local data)")  # fmt: skip
     groups = report.groups
     fig, axes = new_figure(1, len(groups), size=(4.8 * len(groups), 3.6))
     axes = np.atleast_1d(axes)
     for ax, g in zip(axes, groups, strict=True):
-        rows = [r for r in report.rows if r.group == g and METRIC in r.metrics]
-        errorbar_bars(ax, [r.method for r in rows], [r.metrics[METRIC] for r in rows],
+        rows = [r for r in report.rows if r.group == g and metric in r.metrics]
+        errorbar_bars(ax, [r.method for r in rows], [r.metrics[metric] for r in rows],
                       horizontal=True)  # fmt: skip
-        ax.set(title=f"{g} preferences", xlabel="normalised return (0 random, 1 expert)")
+        ax.set(title=f"{g} preferences", xlabel=label)
     path = save_figure(
-        fig, out / "normalised_return.png",
+        fig, out / f"{metric}.png",
         caption=(
-            "Normalised return on the credit-ambiguity point mass per method, mean ± sd over "
+            f"{label[0].upper()}{label[1:]} per method, mean ± sd over "
             f"{len(report.seeds) or 1} seed(s); BC = behaviour cloning, P-IQL = preference "
             "implicit Q-learning, CPL = contrastive preference learning, PAWS = preference "
             "learning with advantage-weighted segments, λ = REPS temperature."
