@@ -54,7 +54,14 @@ from icml26.smoothie.baselines import (
 )
 from icml26.smoothie.corpus import CorpusTask, corpus_task
 from icml26.smoothie.d3pm import D3PM
-from icml26.smoothie.data import Seq2Seq, SynonymTask, fit_sigmas, synonym_task
+from icml26.smoothie.data import (
+    PAPER_HALF_INFORMATION_T,
+    Seq2Seq,
+    SynonymTask,
+    fit_coef_d,
+    fit_sigmas,
+    synonym_task,
+)
 from icml26.smoothie.diffusion_lm import DiffusionLM
 from icml26.smoothie.evaluation import (
     concept_accuracy,
@@ -130,7 +137,10 @@ class Config:
     mbr: int = 10  # MBR@k for mbr_methods (its own group; 0 or 1: off)
     mbr_methods: tuple[str, ...] = ("smoothie", "embedding", "simplex", "masked")
     sweep_steps: tuple[int, ...] = ()  # extra N for every diffusion method (budget study)
-    coef_d: float = 9.0
+    coef_d: float = 9.0  # the official d of the Arctan and `sd` schedules
+    # Smoothie's d re-fitted so that its network input loses half of a token's concept at
+    # this t (the paper's defaults on a BERT-sized table: 0.75); None keeps ``coef_d``
+    half_information_t: float | None = PAPER_HALF_INFORMATION_T
     delta: float = 1.0
     sigma_min: float | None = None  # None: re-fitted to the table
     sigma_max: float | None = None
@@ -146,7 +156,10 @@ class Config:
 
 
 PRESETS = {
-    "smoke": Config(control_synonyms=1),
+    # the issue's smoke list: the three spaces, MDLM and AR (+ two references), N = 50
+    "smoke": Config(mbr=0),
+    # smoke + MBR@10 and the S = 1 control (the smoke preset of 0.4.0) + the N sweep
+    "extended": Config(control_synonyms=1, sweep_steps=(10, 20, 100, 200)),
     # the corpus: docstring + faker next-sentence pairs, WordPiece 8k, PPMI+SVD d = 256
     "paper": Config(
         corpus=CorpusTask(
@@ -220,14 +233,38 @@ PRESETS = {
 }
 
 
+_FITTED: dict[tuple, tuple[float, float, float]] = {}
+
+
+def _fitted_schedule(config: Config, data: Seq2Seq) -> tuple[float, float, float]:
+    """:func:`fit_coef_d` on ``data``'s table, computed once per table and target."""
+    emb = data.embeddings.detach().cpu().contiguous()
+    key = (
+        hash(emb.numpy().tobytes()),
+        hash(data.concept_of.numpy().tobytes()),
+        config.half_information_t,
+        config.delta,
+    )
+    if key not in _FITTED:
+        _FITTED[key] = fit_coef_d(
+            emb, data.concept_of, target=config.half_information_t, delta=config.delta
+        )
+    return _FITTED[key]
+
+
 def make_spaces(config: Config, data: Seq2Seq) -> dict[str, DiffusionSpace]:
-    """The three spaces, Smoothie's σ re-fitted to ``data``'s table unless given."""
-    smin, smax = config.sigma_min, config.sigma_max
+    """The three spaces; Smoothie's σ_min/σ_max re-fitted to ``data``'s table unless given,
+    and its d re-fitted to ``half_information_t`` unless that is None (then ``coef_d``)."""
+    smin, smax, d = config.sigma_min, config.sigma_max, config.coef_d
+    if config.half_information_t is not None:
+        # groups: the concept of every token (PAD/EOS < 0; on text each token is its own)
+        d, fit_min, fit_max = _fitted_schedule(config, data)
+    elif smin is None or smax is None:
+        fit_min, fit_max = fit_sigmas(data.embeddings, coef_d=d, delta=config.delta)
     if smin is None or smax is None:
-        fit_min, fit_max = fit_sigmas(data.embeddings, coef_d=config.coef_d, delta=config.delta)
         smin = fit_min if smin is None else smin
         smax = fit_max if smax is None else smax
-    arctan = ArctanSchedule(config.coef_d, config.delta, smin, smax)
+    arctan = ArctanSchedule(d, config.delta, smin, smax)
     from icml26.smoothie.space import CosineSDSchedule, TessSchedule
 
     return {
