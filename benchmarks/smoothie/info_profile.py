@@ -102,14 +102,18 @@ def main() -> None:
         chance = 1.0 / base.task.concepts
         spaces = make_spaces(base, data)
         for d in args.coef_d:
-            spaces[f"smoothie d={d:g}"] = make_spaces(replace(base, coef_d=d), data)["smoothie"]
+            fixed = replace(base, coef_d=d, half_information_t=None)  # σ re-fitted at this d
+            spaces[f"smoothie d={d:g}"] = make_spaces(fixed, data)["smoothie"]
         for name, space in spaces.items():
             rows = profile(space, emb, tok, conc, ts, args.seed)
             share, first = band(rows, chance, args.factor)
             summary[name] = {"band_share": share, "band_starts": first, "rows": rows}
             if isinstance(space, SmoothieSpace):
-                summary[name]["sigma"] = [space.schedule.sigma_min, space.schedule.sigma_max]
-            print(f"{name}: uninformative share {share:.3f}, from t = {first:.3f}")
+                sched = space.schedule
+                summary[name]["schedule"] = [sched.coef_d, sched.sigma_min, sched.sigma_max]
+            smoothie = isinstance(space, SmoothieSpace)
+            extra = f" (d = {space.schedule.coef_d:.2f})" if smoothie else ""
+            print(f"{name}{extra}: uninformative share {share:.3f}, from t = {first:.3f}")
             print(
                 "  t:       " + " ".join(f"{r['t']:.3f}" for r in rows[::4]),
                 "\n  concept: " + " ".join(f"{r['concept_accuracy']:.3f}" for r in rows[::4]),
