@@ -9,10 +9,13 @@ applied at a position is one of K = 2 permutations, chosen by the previous sourc
 development seed 10). One tiny denoiser (hidden 32, 2 + 2 blocks, a 1-layer source
 encoder) for every method, each trained until the plateau rule on its training loss fires
 (window 40, patience 3, min_delta 2%; the cap of 3000 steps is a guard), N = 50 sampling
-steps for every diffusion method, MBR@10 for the four diffusion methods in its own group,
-and the S = 1 control (240 concepts × 1 form) for the three spaces. σ_min/σ_max are
-re-fitted to the table (:func:`icml26.smoothie.data.fit_sigmas`). Properties of the
-forward processes are measured on the same table.
+steps for every diffusion method. σ_min/σ_max are re-fitted to the table
+(:func:`icml26.smoothie.data.fit_sigmas`) and so is the Arctan constant d
+(:func:`icml26.smoothie.data.fit_coef_d`: the input loses half of a token's concept at
+t = 0.75, as under the paper's defaults on a BERT-sized table; reconstructed). Properties of
+the forward processes are measured on the same table. ``extended``: the smoke run plus
+MBR@10 for the four diffusion methods in its own group, the S = 1 control (240 concepts × 1
+form) for the three spaces and the N sweep (10, 20, 100, 200).
 
 ``paper``: text instead of synonyms — next-sentence pairs from standard-library docstrings
 and 200k ``faker`` paragraphs, a WordPiece tokenizer of 8k pieces trained locally, PPMI+SVD
@@ -630,9 +633,9 @@ PAPER = Paper(
         ),
     ),
     default_seeds=3,
-    # 0.3.0, seed 0, the five trained methods only (no S = 1 control) on a shared 2-core
-    # machine at load average 11-17: 2748 s wall, 652 CPU-seconds
-    seconds_per_seed={"smoke": 2748.0},
+    # 0.5.0, seeds 0-2 on a shared 2-core machine at load average about 2: 1447 s wall and
+    # 1344 CPU-seconds for the three seeds
+    seconds_per_seed={"smoke": 482.0},
     code="https://github.com/ashaba1in/smoothie",
     authors="Alexander Shabalin, Viacheslav Meshchaninov, Dmitry Vetrov",
 )
