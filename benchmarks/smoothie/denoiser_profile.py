@@ -64,6 +64,7 @@ def main() -> None:
     parser.add_argument("--patience", type=int, default=None)
     parser.add_argument("--steps", type=int, default=50)
     parser.add_argument("--grid", type=int, default=21)
+    parser.add_argument("--sweep", type=int, nargs="*", default=[], help="extra N to sample at")
     parser.add_argument("--out", default="results/smoothie/denoiser")
     args = parser.parse_args()
     base = PRESETS["smoke"]
@@ -85,7 +86,7 @@ def main() -> None:
         d = spaces["smoothie"].schedule.coef_d
         for key in args.spaces:
             space = spaces[key]
-            tag = f"{key}-seed{args.seed}-d{d:.3g}-cap{train.cap}-p{train.patience}"
+            tag = f"{key}-seed{args.seed}-d{d if key == 'smoothie' else base.coef_d:.3g}-cap{train.cap}-p{train.patience}"
             ckpt = out / f"{tag}.safetensors"
             c0 = time.process_time()
             stopping, losses = None, []
@@ -107,16 +108,27 @@ def main() -> None:
                           src=data.test_src, src_mask=data.mask(data.test_src),
                           steps=args.steps, generator=g)  # fmt: skip
             acc = 100 * concept_accuracy(toks, data.test_trg, data.concept_of, data.vocab.pad_id)
+            sweep = {}
+            for n in args.sweep:
+                g = torch.Generator().manual_seed(derive_seed(args.seed, "sweep", key, n))
+                out_n = sample(space, model, data.embeddings, length=base.task.max_len,
+                               src=data.test_src, src_mask=data.mask(data.test_src),
+                               steps=n, generator=g)  # fmt: skip
+                cpt = concept_accuracy(out_n, data.test_trg, data.concept_of, data.vocab.pad_id)
+                sweep[n] = 100 * cpt
             windows = [float(np.mean(losses[i : i + 40])) for i in range(0, len(losses), 40)]
             rec = {
                 "space": key, "seed": args.seed, "coef_d": d, "stopping": stopping,
                 "train_cpu_s": train_cpu, "sampled_concept_acc": acc, "teacher_forced": tf,
                 "loss_windows": windows,
+                "sweep": sweep,
                 "cpu_s": time.process_time() - c0,
             }  # fmt: skip
             with (out / "profiles.jsonl").open("a", encoding="utf-8") as f:
                 f.write(json.dumps(rec) + "\n")
             print(f"{tag}: stop {stopping}, sampled concept acc {acc:.1f}, cpu {rec['cpu_s']:.0f}")
+            if sweep:
+                print("  N sweep: " + ", ".join(f"N={n}: {a:.1f}" for n, a in sweep.items()))
             print("  t:  " + " ".join(f"{r['t']:.2f}" for r in tf[::2]))
             print("  tf: " + " ".join(f"{r['concept']:.2f}" for r in tf[::2]))
             print("  mse:" + " ".join(f"{r['mse']:.2f}" for r in tf[::2]), flush=True)
