@@ -86,7 +86,8 @@ def main() -> None:
         d = spaces["smoothie"].schedule.coef_d
         for key in args.spaces:
             space = spaces[key]
-            tag = f"{key}-seed{args.seed}-d{d if key == 'smoothie' else base.coef_d:.3g}-cap{train.cap}-p{train.patience}"
+            d_key = d if key == "smoothie" else base.coef_d
+            tag = f"{key}-seed{args.seed}-d{d_key:.3g}-cap{train.cap}-p{train.patience}"
             ckpt = out / f"{tag}.safetensors"
             c0 = time.process_time()
             stopping, losses = None, []
