@@ -9,6 +9,8 @@ early. Usage:
 
     python benchmarks/smoothie/budget_study.py --caps 3000 --seeds 10 \
         --methods smoothie embedding simplex masked ar --sweep 10 20 50 100 200
+
+``--batch`` changes the batch size (the cost study of 0.5.0).
 """
 
 from __future__ import annotations
@@ -33,12 +35,15 @@ def main() -> None:
     parser.add_argument(
         "--sweep", type=int, nargs="*", default=[10, 20, 50, 100, 200], help="extra N"
     )
+    parser.add_argument("--batch", type=int, default=None, help="batch size (preset: 64)")
     parser.add_argument("--out", default="results/smoothie/budget")
     args = parser.parse_args()
     unknown = sorted(set(args.methods) - set(NAMES))
     if unknown:
         parser.error(f"unknown methods {unknown}; use {sorted(NAMES)}")
     base = PRESETS["smoke"]
+    if args.batch is not None:
+        base = replace(base, train=replace(base.train, batch_size=args.batch))
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     path = out / "budget.jsonl"
@@ -61,7 +66,12 @@ def main() -> None:
                     for rec in records:
                         group = rec["group"]
                         n = int(group.split("N=")[1]) if "N=" in group else args.steps
-                        rec.update(cap=cap, steps_n=n, cpu_seconds_with_sweep=cpu)
+                        rec.update(
+                            cap=cap,
+                            steps_n=n,
+                            cpu_seconds_with_sweep=cpu,
+                            batch_size=base.train.batch_size,
+                        )
                         with path.open("a", encoding="utf-8") as f:
                             f.write(json.dumps(rec) + "\n")
                         print(

@@ -224,3 +224,37 @@ def test_corpus_task_runs_through_the_reproduction(tmp_path):
     for method in ("Smoothie", "autoregressive", "copy source"):
         ppl = rep.stat(method, "gen_perplexity", "corpus").mean
         assert 1 < ppl < 10 * v
+
+
+def test_unconditional_path_on_the_corpus():
+    """No source (``conditional=False``): Smoothie and the AR model train on the sentences
+    alone, Smoothie samples from a batch size, the AR model scores generative perplexity."""
+    pytest.importorskip("tokenizers")
+    from dataclasses import replace
+
+    from icml26.smoothie.corpus import CorpusTask
+    from icml26.smoothie.model import TrainConfig
+    from icml26.smoothie.reproduce import UNCONDITIONAL_TINY, Config, run_unconditional
+
+    assert UNCONDITIONAL_TINY.model.conditional is False
+    assert UNCONDITIONAL_TINY.corpus.max_len == 64
+    task = CorpusTask(modules=MODULES, vocab_size=300, dim=16, max_len=40, n_test=8)
+    config = replace(
+        UNCONDITIONAL_TINY,
+        corpus=task,
+        model=replace(
+            UNCONDITIONAL_TINY.model, embed_dim=16, hidden=16, layers=2, max_len=40, max_src_len=40
+        ),
+        train=TrainConfig(batch_size=16, warmup=2, window=4, patience=1, cap=6),
+        steps=3,
+    )
+    rec = run_unconditional(config, 100)
+    assert set(rec["rows"]) == {"Smoothie", "autoregressive (greedy)", "held-out sentences"}
+    for row in rec["rows"].values():
+        assert 1 < row["gen_perplexity"] < 10 * rec["vocab"]
+        assert 0 < row["distinct"] <= 1 and 0 <= row["mean_length"] <= 40
+    assert rec["rows"]["Smoothie"]["stopping"]["steps"] == 6
+    with pytest.raises(ValueError, match="unconditional model"):
+        run_unconditional(replace(config, model=replace(config.model, conditional=True)), 100)
+    with pytest.raises(ValueError, match="corpus"):
+        run_unconditional(Config(), 100)

@@ -85,3 +85,78 @@ def test_a_failing_rank_ends_the_run_with_its_error(tmp_path):
     assert done.returncode != 0, done.tail()
     assert FAILURE_MESSAGE in done.output, done.tail()
     assert not list(tmp_path.rglob("*.safetensors"))
+
+
+# The same run under ``accelerate launch``: the script joins no group itself, the
+# training loop does (through accelerate's PartialState), and accelerate's own state
+# must say it saw a two-process CPU run.
+ACCELERATE_HARNESS = (
+    HARNESS.replace('dist.init_process_group("gloo")', "assert not dist.is_initialized()")
+    .replace("dist.destroy_process_group()\n", "")
+    .replace("torch.manual_seed(dist.get_rank())", 'torch.manual_seed(int(os.environ["RANK"]))')
+)
+ACCELERATE_HARNESS += textwrap.dedent(
+    """
+    from accelerate import PartialState
+    state = PartialState()
+    with open(os.path.join(out, f"state{state.process_index}.json"), "w") as fh:
+        json.dump({"type": str(state.distributed_type), "n": state.num_processes}, fh)
+    """
+)
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@pytest.mark.slow
+@pytest.mark.distributed
+def test_accelerate_launch_two_cpu_processes_train_one_model_and_write_once(tmp_path):
+    """``accelerate launch --multi_gpu --num_processes 2`` on a machine without CUDA
+    starts two processes that accelerate runs as MULTI_CPU (gloo); offline, no config file."""
+    import numpy as np
+
+    assert "init_process_group" not in ACCELERATE_HARNESS
+    harness = tmp_path / "harness.py"
+    harness.write_text(ACCELERATE_HARNESS)
+    env = {
+        **os.environ,
+        "OMP_NUM_THREADS": "1",
+        "PYTHONUNBUFFERED": "1",
+        "HF_HUB_OFFLINE": "1",
+        "CUDA_VISIBLE_DEVICES": "",
+    }
+    cmd = [
+        sys.executable,
+        "-m",
+        "accelerate.commands.launch",
+        "--multi_gpu",
+        "--num_processes",
+        "2",
+        "--num_machines",
+        "1",
+        "--mixed_precision",
+        "no",
+        "--dynamo_backend",
+        "no",
+        "--main_process_port",
+        str(_free_port()),
+        str(harness),
+        str(tmp_path),
+    ]
+    proc = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=600)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    r0, r1 = (json.loads((tmp_path / f"rank{r}.json").read_text()) for r in (0, 1))
+    assert r0["world"] == r1["world"] == 2
+    assert len(r0["samples"]) == len(r1["samples"]) == 3 * 4
+    assert not set(r0["samples"]) & set(r1["samples"])  # different shards
+    assert r0["losses"] == r1["losses"]  # the all-reduced loss
+    np.testing.assert_array_equal(r0["params"], r1["params"])  # identical replicas
+    assert sorted(p.name for p in tmp_path.glob("*.safetensors")) == ["model.safetensors"]
+    for r in (0, 1):
+        state = json.loads((tmp_path / f"state{r}.json").read_text())
+        assert state == {"type": "DistributedType.MULTI_CPU", "n": 2}

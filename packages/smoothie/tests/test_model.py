@@ -229,3 +229,71 @@ def test_library_scores_match_identity_and_disagreement():
         concept_of,
     )
     assert syn["sacrebleu"] == pytest.approx(100.0)
+
+
+PINNED_LOSSES = [1.1245099306106567, 1.1732792854309082, 0.9874715209007263, 0.9455106854438782]
+
+
+def _short(cap=8):
+    return TrainConfig(lr=3e-3, warmup=2, batch_size=16, ema=0.9, window=4, patience=1, cap=cap)
+
+
+def test_trained_embeddings_losses_are_finite_and_differentiable(data, space):
+    """The official two extra losses: a decoder NLL at small t with logits
+    (softmax(x_t) E) E^T, and a t = T loss that is zero when every position's input is
+    the same; both reach E."""
+    from icml26.smoothie.model import embedding_losses
+
+    emb = data.embeddings.clone().requires_grad_(True)
+    tokens = data.train_trg[:16]
+    nll, t_t = embedding_losses(space, emb, tokens, torch.Generator().manual_seed(0))
+    assert torch.isfinite(nll) and torch.isfinite(t_t)
+    assert 0 < nll.item() < 2 * np.log(emb.shape[0])
+    assert t_t.item() >= 0
+    (g,) = torch.autograd.grad(nll + t_t, emb)
+    assert torch.isfinite(g).all() and float(g.abs().sum()) > 0
+    # a constant sequence batch gives the same input everywhere: the t = T loss vanishes
+    same = torch.full_like(tokens, int(tokens[0, 0]))
+    _, zero = embedding_losses(space, emb, same)
+    assert zero.item() < 1e-10
+    with pytest.raises(ValueError, match="Smoothie space"):
+        embedding_losses(EmbeddingSpace(), emb, tokens)
+
+
+def test_train_embeddings_changes_the_table_and_the_default_path_is_unchanged(data, space):
+    args = (data.embeddings, data.train_trg, data.train_src, data.mask(data.train_src))
+    base = _model(3)
+    ref = train_diffusion(space, base, *args, _short(), seed=0)
+    again = _model(3)
+    off = train_diffusion(space, again, *args, _short(), seed=0, train_embeddings=False)
+    assert off.losses == ref.losses and off.embeddings is None and not off.extra_losses
+    # the same run before trained embeddings existed (0.5.0 first pass), to 1e-6
+    np.testing.assert_allclose(ref.losses[:4], PINNED_LOSSES, rtol=1e-6)
+    total = float(sum(p.double().sum() for p in base.state_dict().values()))
+    assert total == pytest.approx(151.69818947262502, rel=1e-6)
+    for a, b in zip(base.state_dict().values(), again.state_dict().values(), strict=True):
+        assert torch.equal(a, b)
+
+    before = data.embeddings.clone()
+    joint = _model(3)
+    res = train_diffusion(space, joint, *args, _short(), seed=0, train_embeddings=True)
+    assert torch.equal(data.embeddings, before)  # the input table is not modified
+    assert res.embeddings is not None and res.embeddings.shape == before.shape
+    assert float((res.embeddings - before).abs().max()) > 1e-4  # E was trained
+    assert np.isfinite(res.losses).all() and len(res.losses) == res.stopping["steps"]
+    for k in ("decoder_nll", "t_T_loss"):
+        assert len(res.extra_losses[k]) == len(res.losses)
+        assert np.isfinite(res.extra_losses[k]).all()
+    # the x0-MSE is part of the total: the total exceeds the two extra terms
+    total_extra = np.add(res.extra_losses["decoder_nll"], res.extra_losses["t_T_loss"])
+    assert (np.asarray(res.losses) > total_extra).all()
+    # the denoiser weights are the EMA's (it loaded the denoiser part of the EMA state)
+    assert set(joint.state_dict()) == set(base.state_dict())
+    kw = {"length": 6, "src": data.test_src[:4], "src_mask": data.mask(data.test_src[:4])}
+    kw["steps"] = 4
+    out = sample(space, joint, res.embeddings, src_embeddings=data.embeddings, **kw)
+    assert out.shape == (4, 6)
+    with pytest.raises(ValueError, match="rows"):
+        sample(space, joint, res.embeddings, src_embeddings=data.embeddings[:-1], **kw)
+    with pytest.raises(ValueError, match="Smoothie space"):
+        train_diffusion(SimplexSpace(), _model(3), *args, _short(2), seed=0, train_embeddings=True)

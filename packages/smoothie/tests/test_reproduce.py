@@ -6,8 +6,9 @@ import pytest
 
 from icml26.shared import Report, discover
 from icml26.smoothie.data import SynonymTask
+from icml26.smoothie.evaluation import half_information_time
 from icml26.smoothie.model import DenoiserConfig, TrainConfig
-from icml26.smoothie.reproduce import PAPER, PRESETS, Config, judge, run
+from icml26.smoothie.reproduce import PAPER, PRESETS, Config, judge, make_spaces, run
 
 TINY = Config(
     task=SynonymTask(concepts=8, synonyms=2, dim=16, max_len=6, min_len=2, n_train=256, n_test=16),
@@ -81,12 +82,38 @@ def test_registered_and_presets_frozen():
     smoke = PRESETS["smoke"]
     assert smoke.threads == 1 and smoke.steps == 50 and smoke.task.max_len == 12
     assert 240 <= smoke.task.concepts * smoke.task.synonyms + 2 <= 260
-    # the harder task, the S = 1 control and MBR in the smoke run; a cap the plateau beats
-    assert smoke.task.context_maps == 2 and smoke.control_synonyms == 1 and smoke.mbr == 10
+    # the harder task; the issue's smoke list only (MBR, the S = 1 control and the N sweep
+    # are in `extended`); a cap the plateau beats; Smoothie's d re-fitted to the paper's 0.75
+    assert smoke.task.context_maps == 2 and smoke.control_synonyms is None and smoke.mbr == 0
+    assert smoke.methods[:5] == ("smoothie", "embedding", "simplex", "masked", "ar")
+    assert smoke.half_information_t == 0.75 and smoke.coef_d == 9.0
+    extended = PRESETS["extended"]
+    assert extended.control_synonyms == 1 and extended.mbr == 10 and 200 in extended.sweep_steps
     assert smoke.train.cap >= 3000 and "retrieval" in smoke.methods
     assert PAPER.arxiv == "2505.18853"
     with pytest.raises(FrozenInstanceError):
         smoke.steps = 10  # type: ignore[misc]
+
+
+def test_preset_refits_smoothie_d_and_keeps_the_paper_default_selectable():
+    """0.4.0 kept the paper's d = 9 on the toy table: the network input kept the concept until
+    t ≈ 0.9, so the source→target map was trained on a thin band of t and Smoothie sampled
+    60% against 100% for the other spaces (dev seed 10; README, budget study)."""
+    import numpy as np
+
+    from icml26.smoothie.data import synonym_task
+
+    smoke = PRESETS["smoke"]
+    data = synonym_task(replace(smoke.task, n_train=8, n_test=8), np.random.default_rng(3))
+    fitted = make_spaces(smoke, data)
+    paper_d = make_spaces(replace(smoke, half_information_t=None), data)
+    assert paper_d["smoothie"].schedule.coef_d == 9.0
+    assert 3.0 < fitted["smoothie"].schedule.coef_d < 7.0
+    # the embedding space keeps its official d = 9
+    assert fitted["embedding"].schedule.coef_d == paper_d["embedding"].schedule.coef_d == 9.0
+    emb, groups = data.embeddings, data.concept_of
+    assert half_information_time(fitted["smoothie"], emb, groups) == pytest.approx(0.75, abs=0.01)
+    assert half_information_time(paper_d["smoothie"], emb, groups) > 0.85
 
 
 @pytest.mark.slow

@@ -18,7 +18,10 @@ from icml26.smoothie import (
     pairwise_sq_distances,
     synonym_task,
 )
+from icml26.smoothie.data import PAPER_HALF_INFORMATION_T, fit_coef_d, normalize_embeddings
 from icml26.smoothie.evaluation import (
+    half_information_time,
+    input_information,
     latent_entropy,
     matched_time,
     synonym_mass_ratio,
@@ -159,3 +162,46 @@ def test_embedding_table_errors():
         check_embeddings(torch.zeros(3, 2), vocab_size=4)
     with pytest.raises(TypeError, match=r"torch\.Tensor"):
         check_embeddings(np.zeros((3, 2)))
+
+
+def test_input_information_endpoints(task, smoothie):
+    emb, groups = task.embeddings, task.concept_of
+    assert input_information(smoothie, emb, 0.0, groups) == 1.0
+    # at t = 1 the input shows nothing: chance is 1/60 of the concepts
+    assert input_information(smoothie, emb, 1.0, groups) < 3 / 60
+    for space in (EmbeddingSpace(), SimplexSpace()):
+        assert input_information(space, emb, 0.0, groups) == 1.0
+        assert input_information(space, emb, 1.0, groups) < 3 / 60
+    with pytest.raises(ValueError, match="one entry per embedding row"):
+        input_information(smoothie, emb, 0.5, groups[:-1])
+
+
+def test_fit_coef_d_puts_half_information_at_target(task):
+    emb, groups = task.embeddings, task.concept_of
+    d, smin, smax = fit_coef_d(emb, groups)
+    space = SmoothieSpace(ArctanSchedule(d, 1.0, smin, smax))
+    assert half_information_time(space, emb, groups) == pytest.approx(0.75, abs=0.01)
+    assert (smin, smax) == pytest.approx(fit_sigmas(emb, coef_d=d), rel=1e-9)
+    assert 3.0 < d < 7.0  # the paper's d = 9 keeps this table's concepts far longer
+    paper_d = SmoothieSpace(ArctanSchedule(9.0, 1.0, *fit_sigmas(emb)))
+    assert half_information_time(paper_d, emb, groups) > 0.85
+    # the forward-process properties still hold with the re-fitted d
+    g = torch.Generator().manual_seed(0)
+    assert token_recovery(space, emb, task.test_trg, 0.0, g) > 0.99
+    ratio = synonym_mass_ratio(space, emb, task.test_trg, task.concept_of, 0.5, generator=g)
+    assert ratio >= 5
+    later = fit_coef_d(emb, groups, target=0.85)[0]
+    assert later > d  # a later half-information time needs a larger d
+    with pytest.raises(ValueError, match="target must lie in"):
+        fit_coef_d(emb, groups, target=1.5)
+
+
+@pytest.mark.slow
+def test_paper_half_information_time_on_a_bert_sized_table():
+    """The reference: the paper's defaults on V = 28,996 random-like normalised 768-d rows."""
+    rng = np.random.default_rng(10)
+    table = normalize_embeddings(
+        torch.tensor(rng.standard_normal((28996, 768)), dtype=torch.float32)
+    )
+    t_half = half_information_time(SmoothieSpace(ArctanSchedule()), table, draws=1, max_rows=256)
+    assert t_half == pytest.approx(PAPER_HALF_INFORMATION_T, abs=0.02)

@@ -22,9 +22,11 @@ from icml26.smoothie.corpus import (
 )
 from icml26.smoothie.d3pm import D3PM
 from icml26.smoothie.data import (
+    PAPER_HALF_INFORMATION_T,
     Seq2Seq,
     SynonymTask,
     Vocabulary,
+    fit_coef_d,
     fit_sigmas,
     load_embeddings,
     normalize_embeddings,
@@ -39,6 +41,8 @@ from icml26.smoothie.evaluation import (
     corpus_bleu,
     distinct_rate,
     generative_perplexity,
+    half_information_time,
+    input_information,
     library_scores,
     self_bleu,
     synonym_mass_ratio,
@@ -48,6 +52,7 @@ from icml26.smoothie.model import (
     Denoiser,
     DenoiserConfig,
     TrainConfig,
+    join_launched_group,
     load_checkpoint,
     save_checkpoint,
     train_diffusion,
@@ -66,6 +71,7 @@ from icml26.smoothie.space import (
 
 __all__ = [
     "D3PM",
+    "PAPER_HALF_INFORMATION_T",
     "ArctanSchedule",
     "Autoregressive",
     "CosineSDSchedule",
@@ -89,8 +95,12 @@ __all__ = [
     "distinct_rate",
     "docstring_corpus",
     "faker_corpus",
+    "fit_coef_d",
     "fit_sigmas",
     "generative_perplexity",
+    "half_information_time",
+    "input_information",
+    "join_launched_group",
     "library_scores",
     "load_checkpoint",
     "load_embeddings",
@@ -113,4 +123,4 @@ __all__ = [
     "train_tokenizer",
 ]
 
-__version__ = "0.4.0"
+__version__ = "0.5.0"

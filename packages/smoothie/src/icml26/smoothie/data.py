@@ -10,6 +10,9 @@
 - :func:`fit_sigmas` — re-fits σ_min/σ_max to a table (the paper's 1.5/200 belong to
   768-d BERT embeddings): σ_min puts ≥ 99.5% of ``softmax(X0)`` on the true token,
   σ_max makes it near uniform.
+- :func:`fit_coef_d` — re-fits the third constant of the ``Arctan`` schedule, ``d``, so
+  that the network input loses half of a token's concept at the same t as under the paper's
+  defaults on a BERT-sized table (:data:`PAPER_HALF_INFORMATION_T`; reconstructed).
 - :meth:`Vocabulary.from_tokenizer` — a Hugging Face ``tokenizers`` tokenizer (a user's
   ``tokenizer.json`` or one trained locally, :mod:`icml26.smoothie.corpus`) as a vocabulary.
 - Loaders for the DiffuSeq-style ``{train,valid,test}.jsonl`` (``{"src": ..., "trg": ...}``)
@@ -35,9 +38,11 @@ from icml26.smoothie.space import check_embeddings
 __all__ = [
     "EOS",
     "PAD",
+    "PAPER_HALF_INFORMATION_T",
     "Seq2Seq",
     "SynonymTask",
     "Vocabulary",
+    "fit_coef_d",
     "fit_sigmas",
     "load_embeddings",
     "normalize_embeddings",
@@ -160,10 +165,21 @@ def fit_sigmas(
     vocabulary by at most ``terminal_sd · δ`` (mean over tokens of its sd), so the prior
     ``N(0, δ² I)`` matches ``X_1`` as it does for BERT. Bisection on log σ.
     """
-    from icml26.smoothie.space import ArctanSchedule, pairwise_sq_distances
-
     check_embeddings(embeddings)
-    d2 = pairwise_sq_distances(embeddings.double(), embeddings.double()).clamp_min(0)
+    d2 = _sq_distances(embeddings)
+    sigma_min = _fit_sigma_min(d2, recovery)
+    spread = (-d2 / (2 * sigma_min**2)).std(-1).mean().item()
+    return sigma_min, _fit_sigma_max(spread, sigma_min, coef_d, delta, terminal_sd)
+
+
+def _sq_distances(embeddings: Tensor) -> Tensor:
+    from icml26.smoothie.space import pairwise_sq_distances
+
+    return pairwise_sq_distances(embeddings.double(), embeddings.double()).clamp_min(0)
+
+
+def _fit_sigma_min(d2: Tensor, recovery: float) -> float:
+    """The largest σ with mean ``softmax(−d²/2σ²)[true] ≥ recovery`` (bisection on log σ)."""
 
     def recov(s: float) -> float:
         return torch.softmax(-d2 / (2 * s * s), -1).diagonal().mean().item()
@@ -172,9 +188,14 @@ def fit_sigmas(
     for _ in range(60):
         mid = math.sqrt(lo * hi)
         lo, hi = (mid, hi) if recov(mid) >= recovery else (lo, mid)
-    sigma_min = lo
-    x0 = -d2 / (2 * sigma_min**2)
-    spread = x0.std(-1).mean().item()
+    return float(lo)
+
+
+def _fit_sigma_max(
+    spread: float, sigma_min: float, coef_d: float, delta: float, terminal_sd: float
+) -> float:
+    """The smallest σ_max with ``√α_1 · spread ≤ terminal_sd · δ`` (bisection on log σ)."""
+    from icml26.smoothie.space import ArctanSchedule
 
     def terminal(s_max: float) -> float:
         sched = ArctanSchedule(coef_d=coef_d, delta=delta, sigma_min=sigma_min, sigma_max=s_max)
@@ -185,7 +206,64 @@ def fit_sigmas(
     for _ in range(80):
         mid = math.sqrt(lo * hi)
         lo, hi = (lo, mid) if terminal(mid) <= terminal_sd * delta else (mid, hi)
-    return float(sigma_min), float(hi)
+    return float(hi)
+
+
+PAPER_HALF_INFORMATION_T = 0.75
+"""The t at which the network input ``softmax(X_t) @ E`` shows half of the tokens under the
+paper's defaults (σ_min 1.5, σ_max 200, d = 9, δ = 1) on a BERT-sized table: 0.754 measured
+by :func:`icml26.smoothie.evaluation.half_information_time` on a random-like table of
+V = 28,996 normalised 768-d rows (every token its own group; BERT itself is a download;
+``benchmarks/smoothie/info_profile.py --bert``)."""
+
+
+def fit_coef_d(
+    embeddings: Tensor,
+    groups: Tensor | None = None,
+    *,
+    target: float = PAPER_HALF_INFORMATION_T,
+    recovery: float = 0.995,
+    terminal_sd: float = 0.02,
+    delta: float = 1.0,
+    draws: int = 4,
+    seed: int = 0,
+) -> tuple[float, float, float]:
+    """``(coef_d, σ_min, σ_max)`` of the ``Arctan`` schedule re-fitted to a table
+    (reconstructed; the paper's d = 9 belongs to 768-d BERT).
+
+    σ_min and σ_max fix the endpoints (:func:`fit_sigmas`); d sets where in t the kernel
+    widens. It is chosen (bisection on log d, σ re-fitted at each d) so that the network
+    input keeps half of a token's group (``groups``: e.g. the concept of each row, ``< 0``
+    for special tokens; default: each row its own) until ``t = target``, the time at which
+    the paper's defaults lose half of the tokens on a BERT-sized table. Derived from the
+    forward process only, never from a trained model.
+    """
+    from icml26.smoothie.evaluation import half_information_time
+    from icml26.smoothie.space import ArctanSchedule, SmoothieSpace
+
+    check_embeddings(embeddings)
+    if not 0 < target < 1:
+        raise ValueError(f"target must lie in (0, 1), got {target}")
+
+    d2 = _sq_distances(embeddings)
+    smin = _fit_sigma_min(d2, recovery)
+    spread = (-d2 / (2 * smin**2)).std(-1).mean().item()
+    del d2
+
+    def t_half(d: float) -> tuple[float, float, float]:
+        smax = _fit_sigma_max(spread, smin, d, delta, terminal_sd)
+        space = SmoothieSpace(ArctanSchedule(d, delta, smin, smax))
+        return half_information_time(space, embeddings, groups, draws=draws, seed=seed), smin, smax
+
+    lo, hi = 0.25, 400.0
+    if not t_half(lo)[0] <= target <= t_half(hi)[0]:
+        raise ValueError(f"no d in [{lo}, {hi}] puts the half-information time at {target}")
+    for _ in range(16):
+        mid = math.sqrt(lo * hi)
+        lo, hi = (lo, mid) if t_half(mid)[0] >= target else (mid, hi)
+    d = math.sqrt(lo * hi)
+    _, smin, smax = t_half(d)
+    return float(d), smin, smax
 
 
 # -- the synonym-cluster task ----------------------------------------------------------------

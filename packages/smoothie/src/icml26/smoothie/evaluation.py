@@ -6,7 +6,10 @@ generative perplexity of samples under an autoregressive model trained on the sa
 
 Properties (the brief's, thresholds ours): token recovery at small t, entropy of the
 noise-free latent against log V, monotonicity in t, the synonym-mass ratio at an
-intermediate t, and the simplex at matched token recovery.
+intermediate t, and the simplex at matched token recovery. The information profile of a
+space: how much of a token's group (its concept) the NETWORK INPUT still shows at t, and the
+time at which half of it is gone (:func:`half_information_time`, used to re-fit Smoothie's
+``coef_d`` to a table, :func:`icml26.smoothie.data.fit_coef_d`).
 """
 
 from __future__ import annotations
@@ -31,6 +34,8 @@ __all__ = [
     "corpus_bleu",
     "distinct_rate",
     "generative_perplexity",
+    "half_information_time",
+    "input_information",
     "latent_entropy",
     "library_scores",
     "matched_time",
@@ -290,4 +295,73 @@ def matched_time(
         mid = (lo + hi) / 2
         r = token_recovery(space, emb, tokens, mid, torch.Generator().manual_seed(generator_seed))
         lo, hi = (mid, hi) if r > target else (lo, mid)
+    return (lo + hi) / 2
+
+
+def _rows_and_groups(
+    embeddings: Tensor, groups: Tensor | None, max_rows: int, seed: int
+) -> tuple[Tensor, Tensor]:
+    v = embeddings.shape[0]
+    groups = torch.arange(v) if groups is None else torch.as_tensor(groups).long()
+    if groups.shape != (v,):
+        raise ValueError(f"groups must have one entry per embedding row ({v}), got {groups.shape}")
+    rows = torch.nonzero(groups >= 0).flatten()  # negative groups (special tokens) left out
+    if rows.numel() == 0:
+        raise ValueError("no row has a group ≥ 0")
+    if rows.numel() > max_rows:
+        pick = torch.randperm(rows.numel(), generator=torch.Generator().manual_seed(seed))
+        rows = rows[pick[:max_rows]].sort().values
+    return rows, groups
+
+
+@torch.no_grad()
+def input_information(
+    space: DiffusionSpace,
+    embeddings: Tensor,
+    t: float,
+    groups: Tensor | None = None,
+    *,
+    draws: int = 4,
+    max_rows: int = 2048,
+    seed: int = 0,
+) -> float:
+    """Share of tokens whose NETWORK INPUT at time t still shows the token's group.
+
+    For every row of the table with ``groups ≥ 0`` (default: every row its own group), with
+    ``draws`` forward samples each, the input (``softmax(X_t) @ E`` or ``x_t``) is read out
+    as the row of largest cosine similarity (the softmax input shrinks toward the table's
+    mean, so the nearest row under-reads it); a hit when that row is in the same group.
+    Chance is about 1 / (number of groups).
+    """
+    rows, groups = _rows_and_groups(embeddings, groups, max_rows, seed)
+    gen = torch.Generator().manual_seed(seed)
+    unit = embeddings / embeddings.norm(dim=-1, keepdim=True).clamp_min(1e-12)
+    hits = 0
+    for chunk in rows.repeat(draws).split(256):
+        tokens = chunk[:, None]
+        x_t = space.noise(space.clean(tokens, embeddings), torch.full((len(chunk),), t), gen)
+        read = (space.model_input(x_t, embeddings)[:, 0] @ unit.T).argmax(-1)
+        hits += int((groups[read] == groups[chunk]).sum())
+    return hits / (rows.numel() * draws)
+
+
+def half_information_time(
+    space: DiffusionSpace,
+    embeddings: Tensor,
+    groups: Tensor | None = None,
+    *,
+    draws: int = 4,
+    max_rows: int = 2048,
+    seed: int = 0,
+    iterations: int = 14,
+) -> float:
+    """The t at which :func:`input_information` falls to 1/2 (bisection; the same noise
+    draws at every t, so the curve is monotone up to sampling noise)."""
+    lo, hi = 0.0, 1.0
+    for _ in range(iterations):
+        mid = (lo + hi) / 2
+        info = input_information(
+            space, embeddings, mid, groups, draws=draws, max_rows=max_rows, seed=seed
+        )
+        lo, hi = (mid, hi) if info > 0.5 else (lo, mid)
     return (lo + hi) / 2

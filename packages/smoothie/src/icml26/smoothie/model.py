@@ -14,6 +14,7 @@ autoregressive baselines (``causal=True``) use it that way.
 from __future__ import annotations
 
 import math
+import os
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
@@ -24,7 +25,7 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 
 from icml26.shared import Plateau, progress
-from icml26.smoothie.space import DiffusionSpace, check_embeddings
+from icml26.smoothie.space import DiffusionSpace, SmoothieSpace, check_embeddings
 
 __all__ = [
     "Denoiser",
@@ -281,6 +282,10 @@ class TrainResult:
     seconds: float = 0.0
     ema: dict[str, Tensor] | None = None
     samples: list[int] = field(default_factory=list)
+    #: the trained table (``train_embeddings=True`` only)
+    embeddings: Tensor | None = None
+    #: per-step decoder NLL and t = T loss (``train_embeddings=True`` only)
+    extra_losses: dict[str, list[float]] = field(default_factory=dict)
 
 
 def diffusion_loss(
@@ -292,15 +297,25 @@ def diffusion_loss(
     src_mask: Tensor | None,
     generator: torch.Generator | None = None,
     t_eps: float = 1e-5,
+    *,
+    detach_target: bool = False,
 ) -> Tensor:
     """x0-MSE over all positions, padding included (official ``calc_loss``, ``mask=None``).
+
+    ``detach_target`` (trained embeddings): the target ``E[tokens]`` and the clean latent
+    carry no gradient, as officially; ``E`` then learns through the input map only.
 
     ``t ~ U(t_eps, 1)``; with self-conditioning on, half of the batches first run a no-grad
     pass whose prediction is fed back (official ``use_self_cond``, p = 0.5).
     """
     target = embeddings[tokens]
     b = tokens.shape[0]
-    x0 = space.clean(tokens, embeddings)
+    if detach_target:
+        target = target.detach()
+        with torch.no_grad():
+            x0 = space.clean(tokens, embeddings.detach())
+    else:
+        x0 = space.clean(tokens, embeddings)
     t = torch.rand(b, generator=generator, device=tokens.device) * (1 - t_eps) + t_eps
     x_t = space.noise(x0, t, generator)
     inp = space.model_input(x_t, embeddings)
@@ -321,9 +336,90 @@ def diffusion_loss(
     return F.mse_loss(pred, target)
 
 
+#: official ``--train_embeddings``: the decoder NLL is taken at ``t ~ U(t_eps, 1) * 0.05``
+EMBEDDING_NLL_T_SCALE = 0.05
+
+
+def embedding_losses(
+    space: DiffusionSpace,
+    embeddings: Tensor,
+    tokens: Tensor,
+    generator: torch.Generator | None = None,
+    t_eps: float = 1e-5,
+) -> tuple[Tensor, Tensor]:
+    """The official two extra losses of ``--train_embeddings`` (Smoothie space only).
+
+    Returns ``(decoder_nll, t_T_loss)``, both differentiable in ``embeddings``:
+
+    - decoder NLL at small t: ``x_t`` noised from the clean latent at
+      ``t ~ U(t_eps, 1) * 0.05``, logits ``(softmax(x_t) @ E) @ E^T``, cross-entropy
+      against the target ids at every position (padding included);
+    - the t = T loss: the input ``softmax(mu_T * x_0) @ E`` at the noise-free mean of
+      ``x_T`` is pulled to its batch-and-position mean (detached), so ``x_T`` carries
+      no information about the tokens.
+
+    The clean latent is computed without gradient (as officially), so ``E`` learns
+    through the input map and these two terms.
+    """
+    if not isinstance(space, SmoothieSpace):
+        raise ValueError(f"trained embeddings need the Smoothie space, got {space.name!r}")
+    b = tokens.shape[0]
+    with torch.no_grad():
+        x0 = space.clean(tokens, embeddings.detach())
+    ones = torch.ones(b, device=tokens.device)
+    mu_t, _ = space.params(ones)
+    inp_t = space.model_input(mu_t.view(-1, *([1] * (x0.ndim - 1))) * x0, embeddings)
+    t_T_loss = ((inp_t - inp_t.detach().mean(dim=(0, 1), keepdim=True)) ** 2).mean()
+    u = torch.rand(b, generator=generator, device=tokens.device) * (1 - t_eps) + t_eps
+    x_small = space.noise(x0, u * EMBEDDING_NLL_T_SCALE, generator)
+    logits = space.model_input(x_small, embeddings) @ embeddings.T
+    decoder_nll = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), tokens.reshape(-1))
+    return decoder_nll, t_T_loss
+
+
+class _WithEmbeddings(nn.Module):
+    """The denoiser and a trainable embedding table, optimised together."""
+
+    def __init__(self, denoiser: Denoiser, embeddings: Tensor):
+        super().__init__()
+        self.denoiser = denoiser
+        self.embeddings = nn.Parameter(embeddings.detach().clone())
+
+    def forward(self, *args, **kwargs):  # pragma: no cover - not called
+        return self.denoiser(*args, **kwargs)
+
+
+def join_launched_group() -> bool:
+    """Join the process group a launcher started (``WORLD_SIZE`` > 1), once.
+
+    ``torchrun`` and ``accelerate launch`` set ``RANK``/``WORLD_SIZE``/``MASTER_ADDR``
+    but leave the group to the script. With ``accelerate`` installed its ``PartialState``
+    joins it (gloo on the CPU, nccl with CUDA), so the run is an ordinary accelerate
+    run; without it, plain ``torch.distributed`` does. Returns True when a group is
+    initialised (now or before); without a launcher it does nothing.
+    """
+    import torch.distributed as dist
+
+    if not dist.is_available():
+        return False
+    if dist.is_initialized():
+        return True
+    if int(os.environ.get("WORLD_SIZE", "1") or 1) <= 1:
+        return False
+    try:
+        from accelerate import PartialState
+    except ImportError:  # pragma: no cover - accelerate is a dependency
+        from icml26.shared.distributed import init_process_group
+
+        return init_process_group()
+    PartialState(cpu=not torch.cuda.is_available())
+    return dist.is_initialized()
+
+
 def _world() -> tuple[int, int]:
     import torch.distributed as dist
 
+    join_launched_group()
     if dist.is_available() and dist.is_initialized():
         return dist.get_rank(), dist.get_world_size()
     return 0, 1
@@ -342,9 +438,10 @@ def train_loop(
 ) -> TrainResult:
     """Minibatch AdamW until ``Plateau`` on the training loss; ``loss_fn(indices)``.
 
-    Under ``torchrun`` / ``accelerate launch`` (an initialised process group) every rank
-    draws its own shard of one seeded permutation and gradients are averaged by
-    all-reduce, so the replicas stay identical.
+    Under ``torchrun`` / ``accelerate launch`` (the launcher's group is joined by
+    ``join_launched_group`` if the script has not done so) every rank draws its own
+    shard of one seeded permutation and gradients are averaged by all-reduce, so the
+    replicas stay identical.
     """
     import torch.distributed as dist
 
@@ -428,13 +525,24 @@ def train_diffusion(
     device: str | torch.device = "cpu",
     use_ema: bool = True,
     callback: Callable[[int, nn.Module], None] | None = None,
+    train_embeddings: bool = False,
 ) -> TrainResult:
     """Train ``model`` in ``space`` on token ids ``trg (N, L)`` given source ids ``src``.
 
     The source enters as its (frozen, normalised) embeddings. With ``use_ema`` the EMA
     weights are loaded at the end (the official code samples from the EMA model).
+
+    ``train_embeddings`` (official ``--train_embeddings``, off by default; Smoothie space
+    only) trains the table jointly with the denoiser, by the same AdamW: the loss is the
+    x0-MSE (its target and clean latent without gradient) plus :func:`embedding_losses`.
+    The source keeps the frozen input table (the official source encoder is a separate,
+    untrained module). The EMA covers the denoiser only; the live table is returned in
+    ``TrainResult.embeddings`` and is what sampling must use. ``embeddings`` is not
+    modified.
     """
     check_embeddings(embeddings)
+    if train_embeddings and not isinstance(space, SmoothieSpace):
+        raise ValueError(f"train_embeddings needs the Smoothie space, got {space.name!r}")
     v = embeddings.shape[0]
     if trg.ndim != 2 or (trg.min() < 0) or (trg.max() >= v):
         raise ValueError(f"trg must be (N, L) token ids in [0, {v}), got shape {tuple(trg.shape)}")
@@ -449,18 +557,53 @@ def train_diffusion(
         m = None if src_mask is None else src_mask[idx]
         return diffusion_loss(space, model, emb, trg[idx], s, m, gen)
 
+    if not train_embeddings:
+        res = train_loop(
+            model,
+            loss_fn,
+            trg.shape[0],
+            config,
+            seed=seed,
+            device=device,
+            desc=f"train {space.name}",
+            callback=callback,
+        )
+        if use_ema and res.ema is not None:
+            model.load_state_dict(res.ema)
+        return res
+
+    holder = _WithEmbeddings(model, emb)
+    parts: dict[str, list[float]] = {"decoder_nll": [], "t_T_loss": []}
+
+    def joint_loss(idx: Tensor) -> Tensor:
+        e = holder.embeddings
+        tokens = trg[idx]
+        s = None if src is None else emb[src[idx]]  # the frozen source encoder
+        m = None if src_mask is None else src_mask[idx]
+        loss = diffusion_loss(space, model, e, tokens, s, m, gen, detach_target=True)
+        nll, t_t = embedding_losses(space, e, tokens, gen, config.t_eps)
+        parts["decoder_nll"].append(float(nll.detach()))
+        parts["t_T_loss"].append(float(t_t.detach()))
+        return loss + nll + t_t
+
+    inner = None if callback is None else (lambda step, _m: callback(step, model))
     res = train_loop(
-        model,
-        loss_fn,
+        holder,
+        joint_loss,
         trg.shape[0],
         config,
         seed=seed,
         device=device,
-        desc=f"train {space.name}",
-        callback=callback,
+        desc=f"train {space.name} + embeddings",
+        callback=inner,
     )
+    res.embeddings = holder.embeddings.detach().clone()
+    res.extra_losses = parts
     if use_ema and res.ema is not None:
-        model.load_state_dict(res.ema)
+        prefix = "denoiser."
+        model.load_state_dict(
+            {k[len(prefix) :]: v for k, v in res.ema.items() if k.startswith(prefix)}
+        )
     return res
 
 

@@ -9,10 +9,13 @@ applied at a position is one of K = 2 permutations, chosen by the previous sourc
 development seed 10). One tiny denoiser (hidden 32, 2 + 2 blocks, a 1-layer source
 encoder) for every method, each trained until the plateau rule on its training loss fires
 (window 40, patience 3, min_delta 2%; the cap of 3000 steps is a guard), N = 50 sampling
-steps for every diffusion method, MBR@10 for the four diffusion methods in its own group,
-and the S = 1 control (240 concepts × 1 form) for the three spaces. σ_min/σ_max are
-re-fitted to the table (:func:`icml26.smoothie.data.fit_sigmas`). Properties of the
-forward processes are measured on the same table.
+steps for every diffusion method. σ_min/σ_max are re-fitted to the table
+(:func:`icml26.smoothie.data.fit_sigmas`) and so is the Arctan constant d
+(:func:`icml26.smoothie.data.fit_coef_d`: the input loses half of a token's concept at
+t = 0.75, as under the paper's defaults on a BERT-sized table; reconstructed). Properties of
+the forward processes are measured on the same table. ``extended``: the smoke run plus
+MBR@10 for the four diffusion methods in its own group, the S = 1 control (240 concepts × 1
+form) for the three spaces and the N sweep (10, 20, 100, 200).
 
 ``paper``: text instead of synonyms — next-sentence pairs from standard-library docstrings
 and 200k ``faker`` paragraphs, a WordPiece tokenizer of 8k pieces trained locally, PPMI+SVD
@@ -54,7 +57,14 @@ from icml26.smoothie.baselines import (
 )
 from icml26.smoothie.corpus import CorpusTask, corpus_task
 from icml26.smoothie.d3pm import D3PM
-from icml26.smoothie.data import Seq2Seq, SynonymTask, fit_sigmas, synonym_task
+from icml26.smoothie.data import (
+    PAPER_HALF_INFORMATION_T,
+    Seq2Seq,
+    SynonymTask,
+    fit_coef_d,
+    fit_sigmas,
+    synonym_task,
+)
 from icml26.smoothie.diffusion_lm import DiffusionLM
 from icml26.smoothie.evaluation import (
     concept_accuracy,
@@ -81,6 +91,8 @@ from icml26.smoothie.space import (
 METHOD = "Smoothie"
 NAMES = {
     "smoothie": METHOD,
+    # official --train_embeddings (off by default; in no preset's method list)
+    "smoothie-trained-e": "Smoothie, trained embeddings",
     "embedding": "embedding diffusion",
     "simplex": "simplex (TESS)",
     "masked": "masked diffusion (MDLM)",
@@ -130,7 +142,10 @@ class Config:
     mbr: int = 10  # MBR@k for mbr_methods (its own group; 0 or 1: off)
     mbr_methods: tuple[str, ...] = ("smoothie", "embedding", "simplex", "masked")
     sweep_steps: tuple[int, ...] = ()  # extra N for every diffusion method (budget study)
-    coef_d: float = 9.0
+    coef_d: float = 9.0  # the official d of the Arctan and `sd` schedules
+    # Smoothie's d re-fitted so that its network input loses half of a token's concept at
+    # this t (the paper's defaults on a BERT-sized table: 0.75); None keeps ``coef_d``
+    half_information_t: float | None = PAPER_HALF_INFORMATION_T
     delta: float = 1.0
     sigma_min: float | None = None  # None: re-fitted to the table
     sigma_max: float | None = None
@@ -146,7 +161,10 @@ class Config:
 
 
 PRESETS = {
-    "smoke": Config(control_synonyms=1),
+    # the issue's smoke list: the three spaces, MDLM and AR (+ two references), N = 50
+    "smoke": Config(mbr=0),
+    # smoke + MBR@10 and the S = 1 control (the smoke preset of 0.4.0) + the N sweep
+    "extended": Config(control_synonyms=1, sweep_steps=(10, 20, 100, 200)),
     # the corpus: docstring + faker next-sentence pairs, WordPiece 8k, PPMI+SVD d = 256
     "paper": Config(
         corpus=CorpusTask(
@@ -220,14 +238,38 @@ PRESETS = {
 }
 
 
+_FITTED: dict[tuple, tuple[float, float, float]] = {}
+
+
+def _fitted_schedule(config: Config, data: Seq2Seq) -> tuple[float, float, float]:
+    """:func:`fit_coef_d` on ``data``'s table, computed once per table and target."""
+    emb = data.embeddings.detach().cpu().contiguous()
+    key = (
+        hash(emb.numpy().tobytes()),
+        hash(data.concept_of.numpy().tobytes()),
+        config.half_information_t,
+        config.delta,
+    )
+    if key not in _FITTED:
+        _FITTED[key] = fit_coef_d(
+            emb, data.concept_of, target=config.half_information_t, delta=config.delta
+        )
+    return _FITTED[key]
+
+
 def make_spaces(config: Config, data: Seq2Seq) -> dict[str, DiffusionSpace]:
-    """The three spaces, Smoothie's σ re-fitted to ``data``'s table unless given."""
-    smin, smax = config.sigma_min, config.sigma_max
+    """The three spaces; Smoothie's σ_min/σ_max re-fitted to ``data``'s table unless given,
+    and its d re-fitted to ``half_information_t`` unless that is None (then ``coef_d``)."""
+    smin, smax, d = config.sigma_min, config.sigma_max, config.coef_d
+    if config.half_information_t is not None:
+        # groups: the concept of every token (PAD/EOS < 0; on text each token is its own)
+        d, fit_min, fit_max = _fitted_schedule(config, data)
+    elif smin is None or smax is None:
+        fit_min, fit_max = fit_sigmas(data.embeddings, coef_d=d, delta=config.delta)
     if smin is None or smax is None:
-        fit_min, fit_max = fit_sigmas(data.embeddings, coef_d=config.coef_d, delta=config.delta)
         smin = fit_min if smin is None else smin
         smax = fit_max if smax is None else smax
-    arctan = ArctanSchedule(config.coef_d, config.delta, smin, smax)
+    arctan = ArctanSchedule(d, config.delta, smin, smax)
     from icml26.smoothie.space import CosineSDSchedule, TessSchedule
 
     return {
@@ -288,8 +330,9 @@ def _fit(key: str, config: Config, data: Seq2Seq, seed: int) -> tuple[Sampler | 
     src, trg = data.train_src, data.train_trg
     mask = data.mask(src)
     length = config.task.max_len
-    if key in spaces:
-        space = spaces[key]
+    if key in spaces or key == "smoothie-trained-e":
+        trained_e = key == "smoothie-trained-e"
+        space = spaces["smoothie" if trained_e else key]
         model = Denoiser(config.model)
         res = train_diffusion(
             space,
@@ -301,12 +344,14 @@ def _fit(key: str, config: Config, data: Seq2Seq, seed: int) -> tuple[Sampler | 
             config.train,
             seed=derive_seed(seed, "train", key),
             device=config.device,
+            train_embeddings=trained_e,
         )
+        table = res.embeddings if res.embeddings is not None else data.embeddings
 
         def draw(n: int, s: torch.Tensor, m: torch.Tensor, g: torch.Generator) -> torch.Tensor:
             return sample(
-                space, model, data.embeddings, length=length, src=s, src_mask=m, steps=n,
-                generator=g,
+                space, model, table, length=length, src=s, src_mask=m, steps=n,
+                generator=g, src_embeddings=data.embeddings,
             )  # fmt: skip
 
         return draw, res.stopping
@@ -593,9 +638,111 @@ PAPER = Paper(
         ),
     ),
     default_seeds=3,
-    # 0.3.0, seed 0, the five trained methods only (no S = 1 control) on a shared 2-core
-    # machine at load average 11-17: 2748 s wall, 652 CPU-seconds
-    seconds_per_seed={"smoke": 2748.0},
+    # 0.5.0, seeds 0-2 on a shared 2-core machine at load average about 2: 1447 s wall and
+    # 1344 CPU-seconds for the three seeds
+    seconds_per_seed={"smoke": 482.0},
     code="https://github.com/ashaba1in/smoothie",
     authors="Alexander Shabalin, Viacheslav Meshchaninov, Dmitry Vetrov",
 )
+
+
+# -- the unconditional path (no source) ------------------------------------------------------
+#: the corpus's sentences without their source at L = 64, at a CPU size: Smoothie and an AR
+#: model of the same network, both unconditional; the AR model also scores generative
+#: perplexity. Not one of ``PRESETS`` (the seq2seq judge does not apply); run by
+#: :func:`run_unconditional` (``benchmarks/smoothie/unconditional.py``).
+UNCONDITIONAL_TINY = Config(
+    corpus=CorpusTask(vocab_size=1000, dim=32, max_len=64, n_test=64),
+    model=DenoiserConfig(
+        embed_dim=32,
+        hidden=64,
+        heads=2,
+        layers=4,
+        encoder_layers=1,
+        max_len=64,
+        max_src_len=64,
+        mlp_ratio=2.0,
+        conditional=False,
+    ),
+    train=TrainConfig(
+        lr=1e-3,
+        warmup=100,
+        batch_size=32,
+        ema=0.995,
+        window=40,
+        patience=3,
+        min_delta=0.02,
+        cap=1500,
+    ),
+    methods=("smoothie", "ar"),
+    mbr=0,
+    perplexity=True,
+)
+
+
+def run_unconditional(config: Config, seed: int) -> dict:
+    """Unconditional generation on the corpus (official ``is_conditional = False``).
+
+    Smoothie (σ and d re-fitted as in every preset) and the AR model are trained on the
+    training sentences alone (no source) until the training-loss plateau; ``n_test``
+    samples of each (Smoothie: N = ``config.steps``; AR: greedy) and the held-out sentences
+    are scored by generative perplexity under the AR model, distinct-token rate and mean
+    length. Returns one record per row and the training summaries.
+    """
+    if config.corpus is None or config.model.conditional:
+        raise ValueError("run_unconditional needs a corpus and an unconditional model")
+    with torch_threads(config.threads), quiet_dependencies():
+        data = corpus_task(config.corpus, numpy_rng(seed, "corpus"))
+        config = replace(config, task=replace(config.task, max_len=config.corpus.max_len))
+        length, n = config.corpus.max_len, config.corpus.n_test
+        eos, pad = data.vocab.eos_id, data.vocab.pad_id
+        space = make_spaces(config, data)["smoothie"]
+        torch.manual_seed(derive_seed(seed, "init", "smoothie"))
+        c0 = time.process_time()
+        model = Denoiser(config.model)
+        res = train_diffusion(
+            space, model, data.embeddings, data.train_trg, None, None, config.train,
+            seed=derive_seed(seed, "train", "smoothie"), device=config.device,
+        )  # fmt: skip
+        gen = torch.Generator().manual_seed(derive_seed(seed, "sample", "smoothie"))
+        ours = sample(
+            space, model, data.embeddings, length=length, batch_size=n, steps=config.steps,
+            generator=gen,
+        )  # fmt: skip
+        cpu_ours = time.process_time() - c0
+        torch.manual_seed(derive_seed(seed, "init", "ar"))
+        c0 = time.process_time()
+        ar = Autoregressive(config.model, data.embeddings)
+        ar_res = ar.fit(
+            data.train_trg, None, None, config.train, seed=derive_seed(seed, "train", "ar")
+        )
+        greedy = ar.sample(length=length, batch_size=n)
+        cpu_ar = time.process_time() - c0
+        records = {}
+        for name, out, cpu, stop in (
+            (METHOD, ours, cpu_ours, res.stopping),
+            (NAMES["ar"] + " (greedy)", greedy, cpu_ar, ar_res.stopping),
+            ("held-out sentences", data.test_trg[:n], 0.0, {}),
+        ):
+            lengths = [len(r) for r in cut_at_eos(out, [eos, pad])]
+            try:
+                ppl = generative_perplexity(ar, out, eos, pad_id=pad)
+            except ValueError:  # every sample empty
+                ppl = float("nan")
+            records[name] = {
+                "gen_perplexity": ppl,
+                "distinct": distinct_rate(out, [eos, pad]),
+                "mean_length": float(np.mean(lengths)),
+                "empty": sum(x == 0 for x in lengths),
+                "cpu_seconds": cpu,
+                "stopping": stop,
+            }
+        sched = space.schedule
+        return {
+            "seed": seed,
+            "vocab": len(data.vocab),
+            "train_sentences": int(data.train_trg.shape[0]),
+            "coef_d": sched.coef_d,
+            "sigma": [sched.sigma_min, sched.sigma_max],
+            "rows": records,
+        }

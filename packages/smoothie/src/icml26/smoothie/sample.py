@@ -30,6 +30,7 @@ def sample(
     generator: torch.Generator | None = None,
     noise_scale: float = 1.0,
     t_end: float = 0.0,
+    src_embeddings: Tensor | None = None,
 ) -> Tensor:
     """Token ids ``(B, length)`` sampled from ``model`` in ``space``.
 
@@ -40,6 +41,9 @@ def sample(
 
     Args:
         src: source token ids ``(B, Ls)`` of a conditional model (their embeddings are used).
+        src_embeddings: the table that embeds ``src`` when it differs from ``embeddings``
+            (trained embeddings: the source keeps the frozen input table); default
+            ``embeddings``.
     """
     if isinstance(steps, bool) or not isinstance(steps, int) or steps < 1:
         raise ValueError(f"the number of sampling steps N must be an integer ≥ 1, got {steps!r}")
@@ -49,7 +53,12 @@ def sample(
     device = embeddings.device
     if src is not None:
         batch_size = src.shape[0]
-        src_emb = embeddings[src.to(device)]
+        table = embeddings if src_embeddings is None else src_embeddings.to(device)
+        if table.shape[0] != embeddings.shape[0]:
+            raise ValueError(
+                f"src_embeddings has {table.shape[0]} rows, embeddings {embeddings.shape[0]}"
+            )
+        src_emb = table[src.to(device)]
     elif model.config.conditional:
         raise ValueError("a conditional model needs `src`")
     else:
