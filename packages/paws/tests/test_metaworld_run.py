@@ -58,3 +58,29 @@ def test_paper_preset_without_the_extra_names_it(tmp_path, monkeypatch):
     monkeypatch.setitem(sys.modules, "metaworld", None)  # import metaworld -> ImportError
     with pytest.raises(ImportError, match=r"icml26-paws\[metaworld\]"):
         run(PRESETS["paper"], 0, tmp_path)
+
+
+@pytest.mark.slow
+def test_a_failing_grid_or_transformer_fit_is_reported_as_data(tmp_path, monkeypatch):
+    pytest.importorskip("metaworld")
+    import icml26.paws.paws as paws_module
+
+    real = paws_module.fit_paws
+
+    def flaky(pairs, cfg, **kw):
+        if cfg.fixed_lambda is not None:
+            raise FloatingPointError("weights overflowed")
+        return real(pairs, cfg, **kw)
+
+    monkeypatch.setattr(paws_module, "fit_paws", flaky)
+    mw = MetaWorldConfig(tasks=("push-back-v3",), episodes=4, horizon=30, length=10,
+                         eval_episodes=2, cache=str(tmp_path / "cache"))  # fmt: skip
+    tiny = dataclasses.replace(
+        PRESETS["paper"], metaworld=mw, n_prefs=(12,), lambda_grid=(1.0,), methods=("BC",),
+        transformer=False, policy=PolicyConfig(cap=20),
+    )  # fmt: skip
+    report = run(tiny, 0, tmp_path)
+    group = "push-back-v3 n=12"
+    assert {r.method for r in report.rows if r.group == group} == {"BC"}  # no NaN cell
+    assert any("PAWS λ=1: FloatingPointError" in n for n in report.notes)
+    assert 0.0 <= report.row("BC", "push-back-v3 n=12").metrics["success"].mean <= 1.0

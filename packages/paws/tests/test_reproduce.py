@@ -101,6 +101,33 @@ def test_same_seed_same_numbers(tmp_path):
     )
 
 
+def test_a_failing_learner_is_reported_as_data_and_judged_not_run(tmp_path, monkeypatch):
+    import icml26.paws.reproduce as reproduce
+
+    def broken(*args, **kwargs):
+        raise FloatingPointError("critic diverged")
+
+    monkeypatch.setattr(reproduce, "piql_lite", broken)
+    real_fit = reproduce.fit_paws
+
+    def flaky(pairs, cfg, **kw):  # the fixed-λ grid fails, PAWS itself runs
+        if cfg.fixed_lambda is not None:
+            raise FloatingPointError("weights overflowed")
+        return real_fit(pairs, cfg, **kw)
+
+    monkeypatch.setattr(reproduce, "fit_paws", flaky)
+    cfg = dataclasses.replace(TINY, methods=("BC", "P-IQL-lite", "PAWS"), n_prefs=(20,))
+    rep = run(cfg, 0, tmp_path)
+    assert {r.method for r in rep.rows} == {"BC", "PAWS"}  # no NaN cell, no crash
+    failed = [n for n in rep.notes if n.startswith("Failed")]
+    assert any("P-IQL-lite: FloatingPointError: critic diverged" in n for n in failed)
+    assert any("PAWS λ=1: FloatingPointError" in n for n in failed)
+    assert [r["method"] for r in rep.records if r["kind"] == "failed"] == ["P-IQL-lite", "PAWS λ=1"]
+    verdict = {c.name.split(": ", 1)[1]: c for c in judge(rep, cfg)}
+    assert not verdict["PAWS ≥ P-IQL-lite + 0.10"].holds
+    assert "not run" in verdict["PAWS ≥ P-IQL-lite + 0.10"].detail
+
+
 def test_presets_and_registry():
     assert set(PRESETS) == {"smoke", "full", "paper", "point-mass-paper"}
     # the smoke list; the IQL family and CPL+KL only in `full` (every method)

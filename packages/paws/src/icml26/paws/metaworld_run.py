@@ -69,7 +69,7 @@ def run_metaworld(config, seed: int, out: Path) -> Report:
     from icml26.paws.data import make_preferences
     from icml26.paws.metaworld_data import _require_metaworld, metaworld_success
     from icml26.paws.paws import PAWSConfig, fit_paws
-    from icml26.paws.reproduce import SUCCESS, normalised, train_method
+    from icml26.paws.reproduce import SUCCESS, normalised, report_failure, train_method
 
     _require_metaworld()  # a clear ImportError naming the extra before any work
     t0 = time.perf_counter()
@@ -118,30 +118,42 @@ def run_metaworld(config, seed: int, out: Path) -> Report:
                     try:
                         act, _plateau, extra = train_method(method, pairs, episodes, adv,
                                                             config, seed, bc_cache)  # fmt: skip
-                    except Exception as err:  # a failing learner is reported as data
-                        errors.append(f"seed {seed}, {group}, {method}: "
-                                      f"{type(err).__name__}: {err}")  # fmt: skip
-                        rows.append(Row.of(method, group=group, **{SUCCESS: float("nan")}))
+                    except Exception as err:  # reported as data, not a row
+                        report_failure(errors, records, f"seed {seed}, {group}", method, err)
                         continue
                     extra = {**extra, "train_cpu_s": time.process_time() - tc}
                     if method == "PAWS":
                         extra["adv_val_accuracy"] = adv.val_accuracy
                     add(method, group, n, act, extra)
                 paws_cfg = PAWSConfig(neff_fraction=config.neff_fraction, policy=config.policy)
-                if n == max(config.n_prefs):
-                    for lam in config.lambda_grid:
-                        res = fit_paws(pairs, replace(paws_cfg, fixed_lambda=lam), advantage=adv,
-                                       seed=seed, device=dev)  # fmt: skip
-                        add(f"PAWS λ={lam:g}", group, n, res.act,
-                            {"n_eff": res.temperature.n_eff})  # fmt: skip
-                if config.transformer:
+
+                def grid_paws(lam, pairs=pairs, adv=adv, paws_cfg=paws_cfg):
+                    res = fit_paws(pairs, replace(paws_cfg, fixed_lambda=lam), advantage=adv,
+                                   seed=seed, device=dev)  # fmt: skip
+                    return res.act, {"n_eff": res.temperature.n_eff}
+
+                def transformer_paws(pairs=pairs, paws_cfg=paws_cfg):
                     tc = time.process_time()
                     tcfg = replace(config.advantage, kind="transformer")
                     tadv = fit_advantage(pairs, tcfg, seed=seed, device=dev)
                     res = fit_paws(pairs, paws_cfg, advantage=tadv, seed=seed, device=dev)
-                    add("PAWS (Transformer)", group, n, res.act,
-                        {"adv_val_accuracy": tadv.val_accuracy, "n_eff": res.temperature.n_eff,
-                         "train_cpu_s": time.process_time() - tc})  # fmt: skip
+                    return res.act, {"adv_val_accuracy": tadv.val_accuracy,
+                                     "n_eff": res.temperature.n_eff,
+                                     "train_cpu_s": time.process_time() - tc}  # fmt: skip
+
+                extra_runs = []
+                if n == max(config.n_prefs):
+                    extra_runs += [(f"PAWS λ={lam:g}", lambda lam=lam: grid_paws(lam))
+                                   for lam in config.lambda_grid]  # fmt: skip
+                if config.transformer:
+                    extra_runs.append(("PAWS (Transformer)", transformer_paws))
+                for method, fit in extra_runs:
+                    try:
+                        act, extra = fit()
+                    except Exception as err:  # reported as data, not a row
+                        report_failure(errors, records, f"seed {seed}, {group}", method, err)
+                        continue
+                    add(method, group, n, act, extra)
     notes = [
         "Success: share of evaluation episodes (fixed reset seeds per seed) that succeed at "
         "any step; ± 2 SE over episodes per seed in the records.",
