@@ -109,15 +109,20 @@ def test_accelerate_launch_two_cpu_processes_train_one_policy(tmp_path):
     import numpy as np
 
     harness = tmp_path / "harness.py"
-    # accelerate's own state must say it saw a two-process CPU run
+    # accelerate sets the group up (PartialState(cpu=True), as an accelerate script on a
+    # CPU machine does), the package's hook joins it, and accelerate's state must say it
+    # saw a two-process CPU run
     script = HARNESS.replace(
-        "torch.distributed.destroy_process_group()\n",
+        'assert init_process_group("gloo")\n',
         "from accelerate import PartialState\n"
-        "state = PartialState()\n"
+        "state = PartialState(cpu=True)\n"
+        'assert init_process_group("gloo")\n',
+    ).replace(
+        "torch.distributed.destroy_process_group()\n",
         "with open(os.path.join(record_dir, f'state{rank}.json'), 'w') as fh:\n"
         "    json.dump({'type': str(state.distributed_type), 'n': state.num_processes}, fh)\n",
     )
-    assert "PartialState" in script
+    assert script.count("PartialState") == 2 and "state{rank}" in script
     harness.write_text(script)
     records = tmp_path / "records"
     records.mkdir()

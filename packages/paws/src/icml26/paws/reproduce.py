@@ -448,7 +448,8 @@ PAPER = Paper(
     # 0.5.0, one torch thread: smoke 97 s of CPU for three seeds (32 s a seed, 93 s of wall
     # on the 2-core machine at load ~1); full (every method) 112 s of CPU a seed (0.4.0 run
     # of the same code at load 7–10: 137 s of CPU, 270–480 s of wall)
-    seconds_per_seed={"smoke": 35.0, "full": 150.0},
+    # 0.6.0: paper (Meta-World, both tasks, cached data) 611 s of CPU a seed
+    seconds_per_seed={"smoke": 35.0, "full": 150.0, "paper": 620.0},
     code=None,
     authors=(
         "Aleksandar Taranovic, Onur Celik, Niklas Freymuth, Ge Li, Serge Thilges, Huy Le, "
