@@ -82,6 +82,7 @@ from icml26.paws import (
 from icml26.paws.iql import IQLConfig
 from icml26.paws.metaworld_data import METAWORLD_BEHAVIOURS, metaworld_success
 from icml26.paws.metaworld_run import MetaWorldConfig, cached_episodes
+from icml26.paws.teacher import fit_oracle_critic
 from icml26.shared import numpy_rng, quiet_dependencies, torch_threads
 
 METHODS = (
@@ -119,7 +120,17 @@ def one(task: str, seed: int, args) -> dict:
     bc: dict = {}  # BC depends on neither n nor the pairs: trained once per mode
     bc_fit: dict = {}  # the same BC fit, CPL+KL's pre-training
     for n in args.n:
-        pairs = make_preferences(eps, n, args.length, numpy_rng(seed, "prefs", n))
+        if args.teacher == "regret":  # the oracle critic: teacher side only
+            if "critic" not in out:
+                t1 = time.process_time()
+                critic = fit_oracle_critic(eps, seed=seed, device="cpu")
+                cpu["oracle critic"] = time.process_time() - t1
+                out["critic"] = {"r2": critic.r2, "steps": critic.steps,
+                                 "stopped_by": critic.stopped_by}  # fmt: skip
+            pairs = make_preferences(eps, n, args.length, numpy_rng(seed, "prefs", n),
+                                     teacher="regret", critic=critic)  # fmt: skip
+        else:
+            pairs = make_preferences(eps, n, args.length, numpy_rng(seed, "prefs", n))
         if args.teacher == "time-baselined":
             pairs = _time_baselined(pairs, eps)
         ntag = f" n={n}" if len(args.n) > 1 else ""
@@ -329,10 +340,11 @@ def main() -> None:
     )
     ap.add_argument(
         "--teacher",
-        choices=("return", "time-baselined"),
+        choices=("return", "time-baselined", "regret"),
         default="return",
-        help="oracle labels on segment return (default), or on return minus the "
-        "behaviour data's mean at the same start step (development seeds)",
+        help="oracle labels on segment return (default), on return minus the "
+        "behaviour data's mean at the same start step (development seeds), or on the oracle "
+        "segment advantage (regret teacher, icml26.paws.teacher)",
     )
     ap.add_argument("--iql-return-range", type=lambda v: None if v == "none" else float(v),
                     default=1000.0, help="P-IQL's reward rescaling (IQLConfig.return_range; "

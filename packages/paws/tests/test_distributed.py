@@ -89,3 +89,58 @@ def test_a_failing_rank_ends_the_run_with_its_error(tmp_path):
     assert done.returncode != 0, done.tail()
     assert FAILURE_MESSAGE in done.output, done.tail()
     assert not list(tmp_path.rglob("*.safetensors"))
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@pytest.mark.slow
+@pytest.mark.distributed
+def test_accelerate_launch_two_cpu_processes_train_one_policy(tmp_path):
+    """The same projection under ``accelerate launch --multi_gpu --num_processes 2`` on a
+    machine without CUDA: accelerate starts two processes (MULTI_CPU, gloo), the harness
+    joins its group through the package's hook, and the two ranks train one policy."""
+    pytest.importorskip("accelerate")
+    import numpy as np
+
+    harness = tmp_path / "harness.py"
+    # accelerate sets the group up (PartialState(cpu=True), as an accelerate script on a
+    # CPU machine does), the package's hook joins it, and accelerate's state must say it
+    # saw a two-process CPU run
+    script = HARNESS.replace(
+        'assert init_process_group("gloo")\n',
+        "from accelerate import PartialState\n"
+        "state = PartialState(cpu=True)\n"
+        'assert init_process_group("gloo")\n',
+    ).replace(
+        "torch.distributed.destroy_process_group()\n",
+        "with open(os.path.join(record_dir, f'state{rank}.json'), 'w') as fh:\n"
+        "    json.dump({'type': str(state.distributed_type), 'n': state.num_processes}, fh)\n",
+    )
+    assert script.count("PartialState") == 2 and "state{rank}" in script
+    harness.write_text(script)
+    records = tmp_path / "records"
+    records.mkdir()
+    ckpt = tmp_path / "ckpt"
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONUNBUFFERED": "1",
+           "HF_HUB_OFFLINE": "1", "CUDA_VISIBLE_DEVICES": ""}  # fmt: skip
+    cmd = [sys.executable, "-m", "accelerate.commands.launch", "--multi_gpu",
+           "--num_processes", "2", "--num_machines", "1", "--mixed_precision", "no",
+           "--dynamo_backend", "no", "--main_process_port", str(_free_port()), str(harness),
+           str(records), str(ckpt)]  # fmt: skip
+    proc = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=600)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    r0, r1 = (json.loads((records / f"rank{r}.json").read_text()) for r in (0, 1))
+    assert r0["world"] == r1["world"] == 2
+    assert r0["first_batch"] != r1["first_batch"]  # each rank its own minibatches
+    assert r0["steps"] == r1["steps"]
+    np.testing.assert_allclose(r0["params"], r1["params"], rtol=0, atol=1e-6)
+    assert (r0["saved"], r1["saved"]) == (True, False)
+    for r in (0, 1):
+        state = json.loads((records / f"state{r}.json").read_text())
+        assert state == {"type": "DistributedType.MULTI_CPU", "n": 2}

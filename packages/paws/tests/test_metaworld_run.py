@@ -18,6 +18,7 @@ def test_paper_preset_is_metaworld_with_every_method():
     assert cfg.n_prefs == (50, 500) and cfg.methods == ALL_METHODS
     assert cfg.transformer and cfg.normalize_obs and cfg.metric == "success"
     assert cfg.iql.return_range is None  # chosen on development seed 10 (README)
+    assert cfg.teacher == "regret" and PRESETS["smoke"].teacher == "return"
     assert PRESETS["point-mass-paper"].metaworld is None
     with pytest.raises(ValueError, match="segment length"):
         MetaWorldConfig(length=300)
@@ -44,6 +45,8 @@ def test_tiny_metaworld_paper_config_reports_every_method(tmp_path):
         assert 0.0 <= value <= 1.0, (r.method, value)  # no learner failed (NaN)
     assert not [n for n in report.notes if n.startswith("Failed")]
     assert (tmp_path / "cache" / "push-back-v3-seed0-E4-H30.npz").is_file()  # cached
+    (critic,) = [r for r in report.records if r["kind"] == "oracle_critic"]
+    assert critic["task"] == "push-back-v3" and critic["stopped_by"] in ("plateau", "cap")
     checks = judge(report, tiny)
     assert len(checks) == 6 and all(c.name.startswith(group) for c in checks)
     again = run(dataclasses.replace(tiny, methods=("BC",), transformer=False, lambda_grid=()),

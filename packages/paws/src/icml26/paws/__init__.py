@@ -56,6 +56,14 @@ from icml26.paws.policy import (
 )
 from icml26.paws.preference_transformer import PreferenceTransformer, relabel_episodes
 from icml26.paws.preferences import SegmentPairs, oracle_labels
+from icml26.paws.teacher import (
+    TEACHERS,
+    OracleCritic,
+    OracleCriticConfig,
+    discounted_returns_to_go,
+    fit_oracle_critic,
+    segment_regret,
+)
 from icml26.paws.weights import (
     Temperature,
     effective_sample_size,
@@ -66,6 +74,7 @@ from icml26.paws.weights import (
 )
 
 __all__ = [
+    "TEACHERS",
     "AdvantageConfig",
     "AdvantageFit",
     "CPLConfig",
@@ -73,6 +82,8 @@ __all__ = [
     "Evaluation",
     "IPLConfig",
     "IQLConfig",
+    "OracleCritic",
+    "OracleCriticConfig",
     "PAWSConfig",
     "PAWSResult",
     "PIQLConfig",
@@ -90,12 +101,14 @@ __all__ = [
     "biased_bce",
     "cpl",
     "cut_segments",
+    "discounted_returns_to_go",
     "effective_sample_size",
     "evaluate_policy",
     "expert_action",
     "filtered_bc",
     "fit_advantage",
     "fit_iql",
+    "fit_oracle_critic",
     "fit_paws",
     "fit_weighted_mle",
     "implied_epsilon",
@@ -116,9 +129,10 @@ __all__ = [
     "relabel_episodes",
     "save_cpl_npz",
     "save_policy",
+    "segment_regret",
     "solve_temperature",
     "transitions",
     "weighted_segments",
 ]
 
-__version__ = "0.5.0"
+__version__ = "0.6.0"

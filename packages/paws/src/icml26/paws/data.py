@@ -243,14 +243,28 @@ def make_preferences(
     rng: np.random.Generator,
     *,
     aligned: bool = True,
+    teacher: str = "return",
+    critic=None,
 ) -> SegmentPairs:
-    """``n_pairs`` random pairs of segments labelled by the oracle on true segment return.
+    """``n_pairs`` random pairs of segments labelled by a scripted teacher
+    (:mod:`icml26.paws.teacher`): ``"return"``, the true segment return (default), or
+    ``"regret"``, the oracle segment advantage under ``critic``
+    (:func:`~icml26.paws.teacher.fit_oracle_critic` on the same episodes).
 
     ``aligned`` cuts on the reward-period grid (starts ≡ 0 mod ``length``), as the
     training segments of the advantage model; ``aligned=False`` cuts at random offsets.
+    The pairs are the same for both teachers (the rng draws do not depend on it).
     """
     if n_pairs < 1:
         raise ValueError(f"the preference set is empty: n_pairs = {n_pairs}")
+    if teacher not in ("return", "regret"):
+        raise ValueError(f"teacher must be 'return' or 'regret', got {teacher!r}")
+    if teacher == "regret" and critic is None:
+        raise ValueError(
+            "teacher='regret' needs the oracle critic: critic=fit_oracle_critic(episodes)"
+        )
+    if teacher == "return" and critic is not None:
+        raise ValueError("critic is used by teacher='regret' only")
     if aligned:
         seg = cut_segments(episodes, length)
         m = seg["episode"].size
@@ -260,10 +274,18 @@ def make_preferences(
     else:
         seg = cut_segments(episodes, length, alignment=None, n=2 * n_pairs, rng=rng)
         idx = np.arange(2 * n_pairs).reshape(n_pairs, 2)
+    score = seg["ret"]
+    if teacher == "regret":
+        from icml26.paws.teacher import segment_regret  # teacher imports this module
+
+        values = critic.values(episodes)
+        score = segment_regret(episodes.reward, values, seg["episode"], seg["start"], length,
+                               critic.gamma)  # fmt: skip
     return SegmentPairs(
         obs=seg["obs"][idx], act=seg["act"][idx],
-        label=oracle_labels(seg["ret"][idx[:, 0]], seg["ret"][idx[:, 1]]),
-        start=seg["start"][idx], episode=seg["episode"][idx], teacher="oracle",
+        label=oracle_labels(score[idx[:, 0]], score[idx[:, 1]]),
+        start=seg["start"][idx], episode=seg["episode"][idx],
+        teacher="oracle" if teacher == "return" else "oracle-regret",
         alignment=length if aligned else None,
     )  # fmt: skip
 

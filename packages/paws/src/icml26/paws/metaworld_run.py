@@ -69,7 +69,13 @@ def run_metaworld(config, seed: int, out: Path) -> Report:
     from icml26.paws.data import make_preferences
     from icml26.paws.metaworld_data import _require_metaworld, metaworld_success
     from icml26.paws.paws import PAWSConfig, fit_paws
-    from icml26.paws.reproduce import SUCCESS, normalised, report_failure, train_method
+    from icml26.paws.reproduce import (
+        SUCCESS,
+        normalised,
+        oracle_critic,
+        report_failure,
+        train_method,
+    )
 
     _require_metaworld()  # a clear ImportError naming the extra before any work
     t0 = time.perf_counter()
@@ -87,6 +93,7 @@ def run_metaworld(config, seed: int, out: Path) -> Report:
                             "behaviour_success": data.success_rate,
                             "cpu_s": time.process_time() - tc})  # fmt: skip
             episodes = data.episodes
+            critic = oracle_critic(config, episodes, seed, records, {"task": task})
             bc_cache: dict = {}  # per task: BC depends on neither n nor the pairs
 
             def score(act, task=task) -> tuple[float, float, int]:
@@ -108,7 +115,8 @@ def run_metaworld(config, seed: int, out: Path) -> Report:
 
             for n in progress(config.n_prefs, desc=f"{task}: preference counts"):
                 group = f"{task} n={n}"
-                pairs = make_preferences(episodes, n, mw.length, numpy_rng(seed, "prefs", n))
+                pairs = make_preferences(episodes, n, mw.length, numpy_rng(seed, "prefs", n),
+                                         teacher=config.teacher, critic=critic)  # fmt: skip
                 adv = fit_advantage(pairs, config.advantage, seed=seed, device=dev)
                 records.append({"kind": "advantage", "task": task, "seed": seed, "n": n,
                                 "val_accuracy": adv.val_accuracy, "epochs": adv.epochs,
@@ -158,7 +166,13 @@ def run_metaworld(config, seed: int, out: Path) -> Report:
         "Success: share of evaluation episodes (fixed reset seeds per seed) that succeed at "
         "any step; ± 2 SE over episodes per seed in the records.",
         "Locally generated Meta-World V3 data (scripted experts, noisy and ε-random "
-        "behaviours; oracle labels on the dense V3 reward): not the paper's data.",
+        "behaviours; oracle labels on the dense V3 reward: "
+        + (
+            "the segment advantage under an oracle critic fitted on it"
+            if config.teacher == "regret"
+            else "segment return"
+        )
+        + "): not the paper's data.",
         *(f"Failed: {e}" for e in errors),
     ]
     return Report(rows=rows, records=records, notes=notes, seeds=[seed],

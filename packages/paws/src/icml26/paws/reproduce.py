@@ -42,6 +42,7 @@ from icml26.paws.iql import IQLConfig
 from icml26.paws.metaworld_run import MetaWorldConfig
 from icml26.paws.paws import PAWSConfig, fit_paws
 from icml26.paws.policy import PolicyConfig
+from icml26.paws.teacher import TEACHERS, OracleCriticConfig, fit_oracle_critic
 from icml26.shared import (
     Check,
     Headline,
@@ -91,6 +92,10 @@ class Config:
     normalize_obs: bool = False
     # Meta-World V3 instead of the point mass (extra ``metaworld``; see metaworld_run)
     metaworld: MetaWorldConfig | None = None
+    # the scripted teacher (icml26.paws.teacher): "return" (true segment return) or
+    # "regret" (oracle segment advantage under a critic fitted on the true rewards)
+    teacher: str = "return"
+    critic: OracleCriticConfig = field(default_factory=OracleCriticConfig)
 
     @property
     def metric(self) -> str:
@@ -101,6 +106,8 @@ class Config:
         unknown = set(self.methods) - set(ALL_METHODS)
         if unknown:
             raise ValueError(f"unknown method(s) {sorted(unknown)}; known: {ALL_METHODS}")
+        if self.teacher not in TEACHERS:
+            raise ValueError(f"teacher must be one of {TEACHERS}, got {self.teacher!r}")
         if not self.n_prefs or min(self.n_prefs) < 1:
             raise ValueError(f"n_prefs needs positive preference counts, got {self.n_prefs}")
 
@@ -118,6 +125,10 @@ PRESETS = {
         # A_φ's rewards as they are (no rescaling to an episode-return range), as IQL does
         # for manipulation data; chosen on development seed 10 (README, Meta-World)
         iql=IQLConfig(return_range=None),
+        # the paper's preference model is regret and its Meta-World data (most likely
+        # CPL's) are labelled by an oracle critic's advantage: the regret teacher
+        # (reconstructed critic, icml26.paws.teacher)
+        teacher="regret",
     ),
     # the point mass at larger scale (0.5.0's first `paper` preset)
     "point-mass-paper": Config(
@@ -214,6 +225,19 @@ def train_method(
     return fit.policy.act, fit.plateau, extra
 
 
+def oracle_critic(config: Config, episodes, seed: int, records: list[dict], where: dict):
+    """The regret teacher's oracle critic on the behaviour episodes' true rewards (teacher
+    side only; ``None`` for the return teacher), its fit recorded."""
+    if config.teacher != "regret":
+        return None
+    tc = time.process_time()
+    critic = fit_oracle_critic(episodes, config.critic, seed=seed, device="cpu")
+    records.append({"kind": "oracle_critic", "seed": seed, **where, "r2": critic.r2,
+                    "steps": critic.steps, "stopped_by": critic.stopped_by,
+                    "cpu_s": time.process_time() - tc})  # fmt: skip
+    return critic
+
+
 def report_failure(errors: list[str], records: list[dict], where: str, method: str,
                     err: Exception) -> None:  # fmt: skip
     """A learner that raised: a ``Failed:`` note and a record; the table gets no row for it
@@ -244,6 +268,7 @@ def run(config: Config, seed: int, out: Path) -> Report:
         episodes = behaviour_episodes(env, config.episodes, numpy_rng(seed, "behaviour"))
         starts = env.starts(config.eval_episodes, numpy_rng(seed, "eval-starts"))
         r_rand, r_exp = reference_returns(env, starts, seed)
+        critic = oracle_critic(config, episodes, seed, records, {})
 
         def score(act) -> tuple[float, int]:
             ev = evaluate_policy(act, env, starts)
@@ -251,7 +276,8 @@ def run(config: Config, seed: int, out: Path) -> Report:
 
         for n in progress(config.n_prefs, desc="preference counts"):
             group = f"n={n}"
-            pairs = make_preferences(episodes, n, length, numpy_rng(seed, "prefs", n))
+            pairs = make_preferences(episodes, n, length, numpy_rng(seed, "prefs", n),
+                                     teacher=config.teacher, critic=critic)  # fmt: skip
             adv = fit_advantage(pairs, config.advantage, seed=seed, device=dev)
             aligned_acc, recut_acc = _recut_accuracy(
                 adv.model, episodes, length, config.recut_pairs, numpy_rng(seed, "recut", n)
@@ -422,7 +448,8 @@ PAPER = Paper(
     # 0.5.0, one torch thread: smoke 97 s of CPU for three seeds (32 s a seed, 93 s of wall
     # on the 2-core machine at load ~1); full (every method) 112 s of CPU a seed (0.4.0 run
     # of the same code at load 7–10: 137 s of CPU, 270–480 s of wall)
-    seconds_per_seed={"smoke": 35.0, "full": 150.0},
+    # 0.6.0: paper (Meta-World, both tasks, cached data) 611 s of CPU a seed
+    seconds_per_seed={"smoke": 35.0, "full": 150.0, "paper": 620.0},
     code=None,
     authors=(
         "Aleksandar Taranovic, Onur Celik, Niklas Freymuth, Ge Li, Serge Thilges, Huy Le, "
