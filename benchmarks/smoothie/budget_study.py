@@ -10,12 +10,16 @@ early. Usage:
     python benchmarks/smoothie/budget_study.py --caps 3000 --seeds 10 \
         --methods smoothie embedding simplex masked ar --sweep 10 20 50 100 200
 
-``--batch`` changes the batch size (the cost study of 0.5.0).
+``--batch`` changes the batch size (the cost study of 0.5.0), ``--patience`` the plateau
+rule's patience (e.g. 1000: off, the cap decides); ``--task key=value ...``
+overrides fields of the preset's :class:`SynonymTask` (the task design of 0.6.0, e.g.
+``--task context_maps=8 n_train=5000``).
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import time
 from dataclasses import replace
@@ -36,14 +40,30 @@ def main() -> None:
         "--sweep", type=int, nargs="*", default=[10, 20, 50, 100, 200], help="extra N"
     )
     parser.add_argument("--batch", type=int, default=None, help="batch size (preset: 64)")
+    parser.add_argument(
+        "--patience", type=int, default=None, help="plateau patience (preset: 3; large = off)"
+    )
+    parser.add_argument("--task", nargs="*", default=[], help="SynonymTask overrides key=value")
+    parser.add_argument("--preset", default="smoke", help="the preset to start from")
     parser.add_argument("--out", default="results/smoothie/budget")
     args = parser.parse_args()
     unknown = sorted(set(args.methods) - set(NAMES))
     if unknown:
         parser.error(f"unknown methods {unknown}; use {sorted(NAMES)}")
-    base = PRESETS["smoke"]
+    base = PRESETS[args.preset]
+    if args.task:
+        fields = {f.name: f.type for f in dataclasses.fields(base.task)}
+        over = {}
+        for item in args.task:
+            key, _, value = item.partition("=")
+            if key not in fields or not value:
+                parser.error(f"--task expects key=value with key in {sorted(fields)}")
+            over[key] = value if key == "transform" else type(getattr(base.task, key))(value)
+        base = replace(base, task=replace(base.task, **over))
     if args.batch is not None:
         base = replace(base, train=replace(base.train, batch_size=args.batch))
+    if args.patience is not None:
+        base = replace(base, train=replace(base.train, patience=args.patience))
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     path = out / "budget.jsonl"
@@ -71,6 +91,8 @@ def main() -> None:
                             steps_n=n,
                             cpu_seconds_with_sweep=cpu,
                             batch_size=base.train.batch_size,
+                            patience=base.train.patience,
+                            task=dataclasses.asdict(base.task),
                         )
                         with path.open("a", encoding="utf-8") as f:
                             f.write(json.dumps(rec) + "\n")
@@ -78,7 +100,7 @@ def main() -> None:
                             f"seed {seed} cap {cap} N {n} {rec['method']}: concept "
                             f"{rec.get('concept_accuracy', float('nan')):.1f} stop "
                             f"{rec.get('stopping', {}).get('reason')} "
-                            f"{rec.get('stopping', {}).get('steps')}",
+                            f"{rec.get('stopping', {}).get('steps')} cpu {cpu:.0f}",
                             flush=True,
                         )
 

@@ -85,6 +85,8 @@ def test_registered_and_presets_frozen():
     # the harder task; the issue's smoke list only (MBR, the S = 1 control and the N sweep
     # are in `extended`); a cap the plateau beats; Smoothie's d re-fitted to the paper's 0.75
     assert smoke.task.context_maps == 2 and smoke.control_synonyms is None and smoke.mbr == 0
+    # 0.6.0: 250 training pairs (with 20k every space reached 100%); two worker processes
+    assert smoke.task.n_train == 250 and smoke.task.n_test == 256 and smoke.workers == 2
     assert smoke.methods[:5] == ("smoothie", "embedding", "simplex", "masked", "ar")
     assert smoke.half_information_t == 0.75 and smoke.coef_d == 9.0
     extended = PRESETS["extended"]
@@ -125,3 +127,38 @@ def test_smoke_preset_one_seed(tmp_path):
     assert rep.stat("Smoothie", "distinct", "S=4").mean > 0.5
     steps = rep.stat("Smoothie", "train_steps", "S=4").mean
     assert steps < PRESETS["smoke"].train.cap  # stopped by the plateau rule, not the cap
+
+
+@pytest.mark.slow  # two spawned processes import torch: ~20 s on a busy 2-core machine
+def test_worker_processes_give_the_serial_numbers(tmp_path, monkeypatch):
+    """Methods trained in 2 spawned workers (the smoke preset's wall-clock lever) give the
+    same rows, in the same order, as one process: every method has its own derived seeds."""
+    import numpy as np
+
+    from icml26.smoothie.data import synonym_task
+    from icml26.smoothie.reproduce import run_task
+
+    cfg = replace(TINY, methods=("smoothie", "embedding", "copy"), control_synonyms=None, mbr=0)
+    data = synonym_task(cfg.task, np.random.default_rng(5))
+    monkeypatch.delenv("ICML26_SMOOTHIE_WORKERS", raising=False)
+    serial, _ = run_task(replace(cfg, workers=1), data, 0, "S=2")
+    parallel, records = run_task(replace(cfg, workers=2), data, 0, "S=2")
+    assert [r.method for r in parallel] == [r.method for r in serial]
+    for a, b in zip(serial, parallel, strict=True):
+        assert a.metrics["concept_accuracy"].mean == b.metrics["concept_accuracy"].mean
+    assert all(rec["method"] for rec in records)
+
+
+def test_worker_count_reads_the_environment(monkeypatch):
+    from icml26.smoothie.reproduce import worker_count
+
+    monkeypatch.delenv("ICML26_SMOOTHIE_WORKERS", raising=False)
+    assert worker_count(PRESETS["smoke"]) == 2
+    monkeypatch.setenv("ICML26_SMOOTHIE_WORKERS", "1")
+    assert worker_count(PRESETS["smoke"]) == 1
+    monkeypatch.setenv("ICML26_SMOOTHIE_WORKERS", "two")
+    with pytest.raises(ValueError, match="positive integer"):
+        worker_count(PRESETS["smoke"])
+    monkeypatch.setenv("ICML26_SMOOTHIE_WORKERS", "0")
+    with pytest.raises(ValueError, match="positive integer"):
+        worker_count(PRESETS["smoke"])
