@@ -2,7 +2,7 @@
 
 import pytest
 
-from icml26.shared.testing import failing_rank_script, run_quickstart, torchrun
+from icml26.shared.testing import accelerate_launch, failing_rank_script, run_quickstart, torchrun
 
 
 def test_torchrun_and_failing_rank_script_reject_bad_arguments(tmp_path):
@@ -12,6 +12,13 @@ def test_torchrun_and_failing_rank_script_reject_bad_arguments(tmp_path):
         torchrun(["x.py"], timeout_s=0)
     with pytest.raises(ValueError, match="module:attribute"):
         failing_rank_script(tmp_path / "x.py", "no_colon", "pass")
+
+
+def test_accelerate_launch_rejects_bad_arguments():
+    with pytest.raises(ValueError, match="nproc"):
+        accelerate_launch(["x.py"], nproc=0)
+    with pytest.raises(ValueError, match="timeout_s"):
+        accelerate_launch(["x.py"], timeout_s=-1)
 
 
 def test_failing_rank_script_writes_the_patch_before_the_entry(tmp_path):

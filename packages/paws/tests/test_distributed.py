@@ -9,6 +9,8 @@ import textwrap
 
 import pytest
 
+from icml26.shared.testing import accelerate_launch
+
 HARNESS = textwrap.dedent(
     """
     import json, os, sys
@@ -91,14 +93,6 @@ def test_a_failing_rank_ends_the_run_with_its_error(tmp_path):
     assert not list(tmp_path.rglob("*.safetensors"))
 
 
-def _free_port() -> int:
-    import socket
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 @pytest.mark.slow
 @pytest.mark.distributed
 def test_accelerate_launch_two_cpu_processes_train_one_policy(tmp_path):
@@ -127,14 +121,8 @@ def test_accelerate_launch_two_cpu_processes_train_one_policy(tmp_path):
     records = tmp_path / "records"
     records.mkdir()
     ckpt = tmp_path / "ckpt"
-    env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONUNBUFFERED": "1",
-           "HF_HUB_OFFLINE": "1", "CUDA_VISIBLE_DEVICES": ""}  # fmt: skip
-    cmd = [sys.executable, "-m", "accelerate.commands.launch", "--multi_gpu",
-           "--num_processes", "2", "--num_machines", "1", "--mixed_precision", "no",
-           "--dynamo_backend", "no", "--main_process_port", str(_free_port()), str(harness),
-           str(records), str(ckpt)]  # fmt: skip
-    proc = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=600)
-    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    done = accelerate_launch([harness, records, ckpt], timeout_s=600)
+    assert done.returncode == 0, done.tail()
     r0, r1 = (json.loads((records / f"rank{r}.json").read_text()) for r in (0, 1))
     assert r0["world"] == r1["world"] == 2
     assert r0["first_batch"] != r1["first_batch"]  # each rank its own minibatches

@@ -9,6 +9,8 @@ import textwrap
 
 import pytest
 
+from icml26.shared.testing import accelerate_launch
+
 HARNESS = textwrap.dedent(
     """
     import json, os, sys
@@ -105,14 +107,6 @@ ACCELERATE_HARNESS += textwrap.dedent(
 )
 
 
-def _free_port() -> int:
-    import socket
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 @pytest.mark.slow
 @pytest.mark.distributed
 def test_accelerate_launch_two_cpu_processes_train_one_model_and_write_once(tmp_path):
@@ -123,33 +117,8 @@ def test_accelerate_launch_two_cpu_processes_train_one_model_and_write_once(tmp_
     assert "init_process_group" not in ACCELERATE_HARNESS
     harness = tmp_path / "harness.py"
     harness.write_text(ACCELERATE_HARNESS)
-    env = {
-        **os.environ,
-        "OMP_NUM_THREADS": "1",
-        "PYTHONUNBUFFERED": "1",
-        "HF_HUB_OFFLINE": "1",
-        "CUDA_VISIBLE_DEVICES": "",
-    }
-    cmd = [
-        sys.executable,
-        "-m",
-        "accelerate.commands.launch",
-        "--multi_gpu",
-        "--num_processes",
-        "2",
-        "--num_machines",
-        "1",
-        "--mixed_precision",
-        "no",
-        "--dynamo_backend",
-        "no",
-        "--main_process_port",
-        str(_free_port()),
-        str(harness),
-        str(tmp_path),
-    ]
-    proc = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=600)
-    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    done = accelerate_launch([harness, tmp_path], timeout_s=600)
+    assert done.returncode == 0, done.tail()
     r0, r1 = (json.loads((tmp_path / f"rank{r}.json").read_text()) for r in (0, 1))
     assert r0["world"] == r1["world"] == 2
     assert len(r0["samples"]) == len(r1["samples"]) == 3 * 4

@@ -1,4 +1,5 @@
-"""Test helpers that launch fresh interpreters: ``torchrun`` on CPU, README quickstarts.
+"""Test helpers that launch fresh interpreters: ``torchrun`` and ``accelerate launch`` on
+CPU, README quickstarts.
 
 Every package that trains a deep model tests two CPU processes (gloo): one writer,
 identical parameters, and a failing rank that ends the run instead of hanging. These
@@ -10,6 +11,7 @@ test keeps only what it checks.
 from __future__ import annotations
 
 import os
+import socket
 import subprocess
 import sys
 import tempfile
@@ -22,6 +24,7 @@ from pathlib import Path
 __all__ = [
     "FAILURE_MESSAGE",
     "Launch",
+    "accelerate_launch",
     "failing_rank_script",
     "launch_with_failing_rank",
     "run_quickstart",
@@ -82,6 +85,41 @@ def torchrun(
     cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone",
            "--nproc_per_node", str(nproc), *map(str, args)]  # fmt: skip
     return _launch(cmd, cwd=cwd, env=env, timeout_s=timeout_s)
+
+
+def accelerate_launch(
+    args: Sequence[str | os.PathLike[str]],
+    *,
+    nproc: int = 2,
+    cwd: str | os.PathLike[str] | None = None,
+    env: Mapping[str, str] | None = None,
+    timeout_s: float = 600.0,
+) -> Launch:
+    """Run ``accelerate launch --multi_gpu --num_processes N *args`` on CPU, offline.
+
+    No accelerate config file is read: every choice the launcher would otherwise ask
+    for is passed (one machine, no mixed precision, no dynamo, a free local port), CUDA
+    is hidden so accelerate runs the processes as MULTI_CPU (gloo), and the hub is
+    offline. Each process gets one thread, as under :func:`torchrun`. accelerate itself
+    is needed only in the launched interpreter, not here.
+    """
+    if not isinstance(nproc, int) or isinstance(nproc, bool) or nproc < 1:
+        raise ValueError(f"nproc must be a positive int, got {nproc!r}")
+    if not timeout_s > 0:
+        raise ValueError(f"timeout_s must be positive, got {timeout_s!r}")
+    cmd = [sys.executable, "-m", "accelerate.commands.launch", "--multi_gpu",
+           "--num_processes", str(nproc), "--num_machines", "1", "--mixed_precision", "no",
+           "--dynamo_backend", "no", "--main_process_port", str(_free_port()),
+           *map(str, args)]  # fmt: skip
+    cpu = {"HF_HUB_OFFLINE": "1", "CUDA_VISIBLE_DEVICES": ""}
+    return _launch(cmd, cwd=cwd, env={**cpu, **(env or {})}, timeout_s=timeout_s)
+
+
+def _free_port() -> int:
+    # the OS picks an unused port; two launches at once must not share a rendezvous
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
 
 
 def _launch(
