@@ -78,10 +78,7 @@ def torchrun(
     current environment. A launch that outlives ``timeout_s`` raises
     ``subprocess.TimeoutExpired`` (a hang is a failure, never a wait).
     """
-    if not isinstance(nproc, int) or isinstance(nproc, bool) or nproc < 1:
-        raise ValueError(f"nproc must be a positive int, got {nproc!r}")
-    if not timeout_s > 0:
-        raise ValueError(f"timeout_s must be positive, got {timeout_s!r}")
+    _check_launch(nproc, timeout_s)
     cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone",
            "--nproc_per_node", str(nproc), *map(str, args)]  # fmt: skip
     return _launch(cmd, cwd=cwd, env=env, timeout_s=timeout_s)
@@ -103,16 +100,20 @@ def accelerate_launch(
     offline. Each process gets one thread, as under :func:`torchrun`. accelerate itself
     is needed only in the launched interpreter, not here.
     """
-    if not isinstance(nproc, int) or isinstance(nproc, bool) or nproc < 1:
-        raise ValueError(f"nproc must be a positive int, got {nproc!r}")
-    if not timeout_s > 0:
-        raise ValueError(f"timeout_s must be positive, got {timeout_s!r}")
+    _check_launch(nproc, timeout_s)
     cmd = [sys.executable, "-m", "accelerate.commands.launch", "--multi_gpu",
            "--num_processes", str(nproc), "--num_machines", "1", "--mixed_precision", "no",
            "--dynamo_backend", "no", "--main_process_port", str(_free_port()),
            *map(str, args)]  # fmt: skip
     cpu = {"HF_HUB_OFFLINE": "1", "CUDA_VISIBLE_DEVICES": ""}
     return _launch(cmd, cwd=cwd, env={**cpu, **(env or {})}, timeout_s=timeout_s)
+
+
+def _check_launch(nproc: object, timeout_s: object) -> None:
+    if not isinstance(nproc, int) or isinstance(nproc, bool) or nproc < 1:
+        raise ValueError(f"nproc must be a positive int, got {nproc!r}")
+    if not timeout_s > 0:
+        raise ValueError(f"timeout_s must be positive, got {timeout_s!r}")
 
 
 def _free_port() -> int:
