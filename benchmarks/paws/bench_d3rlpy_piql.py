@@ -53,7 +53,16 @@ def _import_d3rlpy():
     return import_quietly("d3rlpy")
 
 
-def d3rlpy_piql(episodes, reward, steps: int, batch: int, seed: int, *, standardize=False):
+def d3rlpy_piql(
+    episodes,
+    reward,
+    steps: int,
+    batch: int,
+    seed: int,
+    *,
+    standardize=False,
+    weight_temp: float = 3.0,
+):
     d3rlpy = _import_d3rlpy()
 
     e, h = reward.shape
@@ -70,7 +79,8 @@ def d3rlpy_piql(episodes, reward, steps: int, batch: int, seed: int, *, standard
     d3rlpy.seed(seed)
     # standardize: d3rlpy's own z-score of the observations (as PAWS's normalize_obs)
     scaler = d3rlpy.preprocessing.StandardObservationScaler() if standardize else None
-    iql = d3rlpy.algos.IQLConfig(batch_size=batch, observation_scaler=scaler).create(device="cpu:0")
+    iql = d3rlpy.algos.IQLConfig(batch_size=batch, observation_scaler=scaler,
+                                 weight_temp=weight_temp).create(device="cpu:0")  # fmt: skip
     iql.fit(
         dataset, n_steps=steps, n_steps_per_epoch=steps, show_progress=False,
         logger_adapter=d3rlpy.logging.NoopAdapterFactory(), save_interval=10**9,

@@ -16,7 +16,8 @@ from icml26.paws import (
     relabel_episodes,
     transitions,
 )
-from icml26.paws.iql import expectile_loss
+from icml26.paws.iql import actor_config, expectile_loss, iql_policy, iql_transitions
+from icml26.paws.policy import GaussianPolicy
 
 POLICY = PolicyConfig(cap=30, plateau_window=10)
 IQL = IQLConfig(cap=40, plateau_window=10)
@@ -45,6 +46,45 @@ def test_transitions_mark_the_last_step_terminal(episodes):
     reward[0, 0] = np.nan
     with pytest.raises(ValueError, match="NaN"):
         transitions(episodes, reward)
+
+
+def test_transitions_can_drop_the_time_limit_step(episodes):
+    # d3rlpy's timeout handling: the last step has no next observation, so no transition
+    reward = np.arange(episodes.obs.size // 3, dtype=float).reshape(episodes.obs.shape[:2])
+    t = transitions(episodes, reward, last_step="drop")
+    e, h = episodes.obs.shape[:2]
+    assert t.obs.shape == (e * (h - 1), 3) and not t.terminal.any()
+    np.testing.assert_array_equal(t.next_obs.reshape(e, h - 1, 3), episodes.obs[:, 1:])
+    np.testing.assert_array_equal(t.reward.reshape(e, h - 1), reward[:, :-1])
+    dropped = iql_transitions(episodes, reward, IQLConfig(last_step="drop"))
+    assert dropped.obs.shape[0] == e * (h - 1)
+    with pytest.raises(ValueError, match="last_step"):
+        transitions(episodes, reward, last_step="bootstrap")
+    with pytest.raises(ValueError, match="last_step"):
+        IQLConfig(last_step="bootstrap")
+
+
+def test_iql_actor_knobs(episodes):
+    with pytest.raises(ValueError, match="actor"):
+        IQLConfig(actor="beta")
+    with pytest.raises(ValueError, match="actor_lr"):
+        IQLConfig(actor_lr=0.0)
+    pc = PolicyConfig(cap=30, lr=1e-3)
+    assert actor_config(IQLConfig(), pc) is pc  # 0.6.0's extraction: the policy config
+    a = actor_config(IQLConfig(actor="gaussian", actor_lr=3e-4), pc)
+    assert a.distribution == "gaussian" and a.lr == 3e-4 and a.cap == 30
+    fit, _ = iql_policy(episodes, np.ones(episodes.obs.shape[:2]),
+                        IQLConfig(cap=20, plateau_window=10, last_step="drop", actor="gaussian",
+                                  actor_lr=3e-4), POLICY, device="cpu")  # fmt: skip
+    assert isinstance(fit.policy, GaussianPolicy)
+    assert np.all(np.abs(fit.policy.act(episodes.obs[0])) <= 1.0)
+
+
+def test_ipl_with_dropped_time_limit_steps_runs(pairs, episodes):
+    q = IQLConfig(cap=20, plateau_window=10, last_step="drop", actor="gaussian", actor_lr=3e-4)
+    fit, info = ipl(pairs, episodes, IPLConfig(iql=q, cap=20, plateau_window=10), POLICY,
+                    device="cpu")  # fmt: skip
+    assert isinstance(fit.policy, GaussianPolicy) and info["critic_plateau"]["steps"] <= 20
 
 
 def test_iql_critic_learns_a_constant_reward(episodes):

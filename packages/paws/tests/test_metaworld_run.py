@@ -18,6 +18,10 @@ def test_paper_preset_is_metaworld_with_every_method():
     assert cfg.n_prefs == (50, 500) and cfg.methods == ALL_METHODS
     assert cfg.transformer and cfg.normalize_obs and cfg.metric == "success"
     assert cfg.iql.return_range is None  # chosen on development seed 10 (README)
+    # 0.7.0: IQL as d3rlpy sets it on Meta-World; the point-mass presets keep 0.6.0's IQL
+    assert (cfg.iql.hidden, cfg.iql.last_step, cfg.iql.actor) == ((256, 256), "drop", "gaussian")
+    assert (cfg.iql.actor_lr, cfg.iql.actor_hidden) == (3e-4, (256, 256))
+    assert PRESETS["full"].iql == IQLConfig()
     assert cfg.teacher == "regret" and PRESETS["smoke"].teacher == "return"
     assert PRESETS["point-mass-paper"].metaworld is None
     with pytest.raises(ValueError, match="segment length"):

@@ -147,3 +147,31 @@ def test_policy_checkpoint_roundtrip(tmp_path):
     save_policy(fit.policy, tmp_path / "ck")
     back = load_policy(tmp_path / "ck")
     np.testing.assert_array_equal(_params(back), _params(fit.policy))
+
+
+def test_gaussian_policy_is_iqls_actor_and_roundtrips(tmp_path):
+    from icml26.paws import load_policy, save_policy
+    from icml26.paws.policy import GaussianPolicy
+
+    rng = np.random.default_rng(0)
+    obs = rng.normal(size=(40, 3)).astype(np.float32)
+    act = np.clip(rng.normal(size=(40, 2)), -1, 1).astype(np.float32)
+    act[:5] = 1.0  # saturated actions: finite likelihood, no Jacobian term
+    fit = fit_weighted_mle(obs, act, None, PolicyConfig(cap=5, distribution="gaussian"),
+                           device="cpu")  # fmt: skip
+    pol = fit.policy
+    assert isinstance(pol, GaussianPolicy)
+    mu, log_std = pol(torch.as_tensor(obs))
+    assert torch.all(log_std >= -5.0) and torch.all(log_std <= 2.0)
+    assert torch.allclose(log_std, log_std[:1].expand_as(log_std))  # state-independent σ
+    lp = pol.log_prob(torch.as_tensor(obs), torch.as_tensor(act))
+    want = torch.distributions.Normal(torch.tanh(mu), log_std.exp()).log_prob(
+        torch.as_tensor(act)).sum(-1)  # fmt: skip
+    torch.testing.assert_close(lp, want)
+    save_policy(pol, tmp_path / "g")
+    back = load_policy(tmp_path / "g")
+    assert isinstance(back, GaussianPolicy)
+    np.testing.assert_array_equal(_params(back), _params(pol))
+    np.testing.assert_array_equal(back.act(obs), pol.act(obs))
+    with pytest.raises(ValueError, match="distribution"):
+        PolicyConfig(distribution="beta")

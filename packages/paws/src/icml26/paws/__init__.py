@@ -47,6 +47,7 @@ from icml26.paws.evaluation import (
 from icml26.paws.iql import IQLConfig, fit_iql, iql_policy, transitions
 from icml26.paws.paws import PAWSConfig, PAWSResult, fit_paws, weighted_segments
 from icml26.paws.policy import (
+    GaussianPolicy,
     PolicyConfig,
     PolicyFit,
     TanhGaussianPolicy,
@@ -80,6 +81,7 @@ __all__ = [
     "CPLConfig",
     "Episodes",
     "Evaluation",
+    "GaussianPolicy",
     "IPLConfig",
     "IQLConfig",
     "OracleCritic",
@@ -135,4 +137,4 @@ __all__ = [
     "weighted_segments",
 ]
 
-__version__ = "0.6.0"
+__version__ = "0.7.0"

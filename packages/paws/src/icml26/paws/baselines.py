@@ -41,6 +41,7 @@ from icml26.paws.data import Episodes
 from icml26.paws.iql import (
     Critic,
     IQLConfig,
+    actor_config,
     advantage_weights,
     expectile_loss,
     iql_policy,
@@ -327,6 +328,12 @@ def ipl(
     rterm = torch.zeros(episodes.obs.shape[:2], device=dev)
     rterm[:, -1] = 1.0
     rterm = rterm.reshape(-1)
+    # behaviour steps the replay may draw: all, or (last_step "drop") all but each
+    # episode's time-limit step, which then has no next observation and is no transition
+    keep = torch.ones(episodes.obs.shape[:2], dtype=torch.bool)
+    if q.last_step == "drop":
+        keep[:, -1] = False
+    replay = torch.nonzero(keep.reshape(-1)).squeeze(-1)
     critic = Critic(pairs.obs_dim, pairs.act_dim, q.hidden)
     if q.normalize_obs:  # the critic's training steps: behaviour and preference segments
         critic.obs_norm.fit(
@@ -344,7 +351,11 @@ def ipl(
         fo = seg_o[:, :, :-1].reshape(-1, d)
         fa = seg_a[:, :, :-1].reshape(-1, a_dim)
         fn = seg_o[:, :, 1:].reshape(-1, d)
-        r_idx = torch.randint(0, ro.shape[0], (q.batch_size,), generator=gen).to(dev)
+        if q.last_step == "drop":
+            r_idx = replay[torch.randint(0, replay.shape[0], (q.batch_size,), generator=gen)]
+            r_idx = r_idx.to(dev)
+        else:  # 0.6.0's draw (bit-identical)
+            r_idx = torch.randint(0, ro.shape[0], (q.batch_size,), generator=gen).to(dev)
         o_r, a_r, n_r, t_r = ro[r_idx], ra[r_idx], rn[r_idx], rterm[r_idx]
         # V: expectile regression on the target critic, preference and behaviour steps
         with torch.no_grad():
@@ -377,6 +388,7 @@ def ipl(
     critic.eval()
     obs, act = episodes.steps()
     weights = advantage_weights(critic, obs, act, q)
-    pol = fit_weighted_mle(obs, act, weights, policy_config, seed=seed, device=device)
+    pol = fit_weighted_mle(obs, act, weights, actor_config(q, policy_config), seed=seed,
+                           device=device)  # fmt: skip
     return pol, {"critic_plateau": rule.summary(),
                  "clipped_share": float(np.mean(weights >= q.max_weight))}  # fmt: skip

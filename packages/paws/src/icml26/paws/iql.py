@@ -19,13 +19,25 @@ its locomotion data (and Preference Transformer's IQL after it): r ← r · 1000
 (max episode return − min episode return) over the behaviour episodes, the scale its
 β = 3 assumes. With ``IQLConfig(normalize_obs=True)`` the critic z-scores observations
 (Q's and V's inputs) with the statistics of its training transitions' observations.
+
+Time limits (``IQLConfig.last_step``): the behaviour episodes end at a time limit and the
+offline data hold no observation after their last step. ``"terminal"`` (0.6.0) made that
+step a terminal transition (its own observation as the next one, no bootstrap), so Q
+learns a time-to-go the Markovian state does not show; ``"drop"`` leaves it out (H − 1
+transitions per episode, none terminal), as d3rlpy does for an episode that ends by a
+timeout and as IQL's D4RL code treats timeouts (not terminals). The extraction policy
+(``IQLConfig.actor``, ``actor_lr``, ``actor_hidden``): the shared tanh-squashed Gaussian
+with the policy config's learning rate and sizes, or IQL's own actor (``"gaussian"``,
+:class:`~icml26.paws.policy.GaussianPolicy`, learning rate 3e-4, 2 × 256 units, as in the
+paper and d3rlpy). :data:`D3RLPY_IQL` holds d3rlpy's settings (the Meta-World `paper`
+preset's IQL since 0.7.0); the defaults keep 0.6.0's IQL, which the point-mass presets use.
 """
 
 from __future__ import annotations
 
 import copy
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import torch
@@ -34,13 +46,16 @@ from torch.nn import functional as F
 
 from icml26.paws.data import Episodes
 from icml26.paws.networks import Adam, ObsNorm, default_device, mlp
-from icml26.paws.policy import PolicyConfig, PolicyFit, fit_weighted_mle
+from icml26.paws.policy import DISTRIBUTIONS, PolicyConfig, PolicyFit, fit_weighted_mle
 from icml26.shared import Plateau
 
 __all__ = [
+    "D3RLPY_IQL",
+    "LAST_STEPS",
     "Critic",
     "IQLConfig",
     "Transitions",
+    "actor_config",
     "advantage_weights",
     "expectile_loss",
     "fit_iql",
@@ -50,6 +65,9 @@ __all__ = [
 ]
 
 
+LAST_STEPS = ("terminal", "drop")
+
+
 @dataclass(frozen=True)
 class IQLConfig:
     discount: float = 0.99
@@ -57,7 +75,7 @@ class IQLConfig:
     beta: float = 3.0  # inverse temperature of exp(β (Q − V))
     max_weight: float = 100.0
     polyak: float = 0.005
-    hidden: tuple[int, ...] = (64, 64)
+    hidden: tuple[int, ...] = (64, 64)  # Q and V (d3rlpy's and the paper's: 256, 256)
     lr: float = 3e-4
     batch_size: int = 256
     return_range: float | None = 1000.0  # rescale rewards to this episode-return range
@@ -66,14 +84,39 @@ class IQLConfig:
     plateau_min_delta: float = 0.01
     cap: int = 3000
     normalize_obs: bool = False  # z-score observations with the training data's statistics
+    # an episode's last (time-limit) step: a terminal transition, or no transition (d3rlpy)
+    last_step: str = "terminal"  # d3rlpy: "drop"
+    # the extraction policy: the shared tanh-Gaussian with the policy config's learning
+    # rate and sizes (None), or IQL's actor as in d3rlpy ("gaussian", 3e-4, (256, 256))
+    actor: str = "tanh-gaussian"  # the extraction policy's distribution (PolicyConfig's)
+    actor_lr: float | None = None  # None: the policy config's learning rate
+    actor_hidden: tuple[int, ...] | None = None  # None: the policy config's sizes
 
     def __post_init__(self) -> None:
+        if self.last_step not in LAST_STEPS:
+            raise ValueError(f"last_step must be one of {LAST_STEPS}, got {self.last_step!r}")
+        if self.actor not in DISTRIBUTIONS:
+            raise ValueError(f"actor must be one of {sorted(DISTRIBUTIONS)}, got {self.actor!r}")
+        if self.actor_lr is not None and not self.actor_lr > 0:
+            raise ValueError(f"actor_lr must be positive, got {self.actor_lr}")
         if not 0 < self.expectile < 1:
             raise ValueError(f"the expectile must lie in (0, 1), got {self.expectile}")
         if not 0 <= self.discount < 1:
             raise ValueError(f"the discount must lie in [0, 1), got {self.discount}")
         if not self.beta > 0:
             raise ValueError(f"β must be positive, got {self.beta}")
+
+
+# IQL as d3rlpy 2.8 and Kostrikov et al. set it (the Meta-World `paper` preset's since
+# 0.7.0): 2 × 256 critics, the time-limit step dropped, IQL's Gaussian actor of 2 × 256
+# units at learning rate 3e-4. The defaults above keep 0.6.0's IQL (the point-mass presets).
+D3RLPY_IQL = {
+    "hidden": (256, 256),
+    "last_step": "drop",
+    "actor": "gaussian",
+    "actor_lr": 3e-4,
+    "actor_hidden": (256, 256),
+}
 
 
 @dataclass(frozen=True)
@@ -85,9 +128,12 @@ class Transitions:
     terminal: np.ndarray
 
 
-def transitions(episodes: Episodes, reward: np.ndarray) -> Transitions:
-    """Every behaviour step with the given (learnt) ``reward`` (E, H); the last step of an
-    episode is a terminal (its time limit: the offline data hold no later observation)."""
+def transitions(episodes: Episodes, reward: np.ndarray, last_step: str = "terminal") -> Transitions:
+    """Every behaviour step with the given (learnt) ``reward`` (E, H). The last step of an
+    episode (its time limit: the offline data hold no later observation) is a terminal
+    (``last_step="terminal"``) or left out (``"drop"``: H − 1 transitions per episode)."""
+    if last_step not in LAST_STEPS:
+        raise ValueError(f"last_step must be one of {LAST_STEPS}, got {last_step!r}")
     reward = np.asarray(reward, dtype=np.float32)
     if reward.shape != episodes.obs.shape[:2]:
         raise ValueError(f"need one reward per step {episodes.obs.shape[:2]}, got {reward.shape}")
@@ -97,9 +143,15 @@ def transitions(episodes: Episodes, reward: np.ndarray) -> Transitions:
     nxt = np.concatenate([obs[:, 1:], obs[:, -1:]], axis=1)
     term = np.zeros(obs.shape[:2], np.float32)
     term[:, -1] = 1.0
+    act = episodes.act
+    if last_step == "drop":
+        obs, act, reward, nxt = obs[:, :-1], act[:, :-1], reward[:, :-1], nxt[:, :-1]
+        term = np.zeros(obs.shape[:2], np.float32)
     d = obs.shape[-1]
+    if obs.shape[1] == 0:
+        raise ValueError("episodes of one step hold no transition once the last is dropped")
     return Transitions(
-        obs=obs.reshape(-1, d), act=episodes.act.reshape(-1, episodes.act.shape[-1]),
+        obs=obs.reshape(-1, d), act=act.reshape(-1, act.shape[-1]),
         reward=reward.reshape(-1), next_obs=nxt.reshape(-1, d), terminal=term.reshape(-1),
     )  # fmt: skip
 
@@ -201,6 +253,17 @@ def advantage_weights(
     return np.minimum(np.exp(np.minimum(c.beta * adv, 50.0)), c.max_weight)
 
 
+def actor_config(config: IQLConfig, policy_config: PolicyConfig | None) -> PolicyConfig:
+    """The extraction policy's config: ``policy_config`` with IQL's actor distribution and
+    learning rate when ``config`` sets them."""
+    pc = policy_config or PolicyConfig()
+    lr = pc.lr if config.actor_lr is None else config.actor_lr
+    hidden = pc.hidden if config.actor_hidden is None else tuple(config.actor_hidden)
+    if pc.distribution == config.actor and pc.lr == lr and pc.hidden == hidden:
+        return pc
+    return replace(pc, distribution=config.actor, lr=lr, hidden=hidden)
+
+
 def iql_transitions(
     episodes: Episodes, reward: np.ndarray, config: IQLConfig | None = None
 ) -> Transitions:
@@ -212,7 +275,7 @@ def iql_transitions(
         returns = reward.sum(axis=1)
         spread = float(returns.max() - returns.min())
         reward = reward * (c.return_range / spread if spread > 0 else 1.0)
-    return transitions(episodes, reward)
+    return transitions(episodes, reward, c.last_step)
 
 
 def iql_policy(
@@ -229,5 +292,6 @@ def iql_policy(
     data = iql_transitions(episodes, reward, c)
     critic, summary = fit_iql(data, c, seed=seed, device=device)
     w = advantage_weights(critic, data.obs, data.act, c)
-    pol = fit_weighted_mle(data.obs, data.act, w, policy_config, seed=seed, device=device)
+    pc = actor_config(c, policy_config)
+    pol = fit_weighted_mle(data.obs, data.act, w, pc, seed=seed, device=device)
     return pol, {"critic_plateau": summary, "clipped_share": float(np.mean(w >= c.max_weight))}

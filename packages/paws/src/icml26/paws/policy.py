@@ -2,7 +2,10 @@
 
 PAWS's projection [read]: maximise L(θ) = Σ_τ Σ_{(s_t, a_t) ∈ τ} exp(A_φ(τ)/λ) log π_θ(a_t | s_t),
 every step of a segment sharing its segment's weight. π_θ is a tanh-squashed Gaussian MLP
-([inferred]). The weighted sum is estimated on minibatches drawn with probability ∝ the
+([inferred]); ``PolicyConfig(distribution="gaussian")`` selects IQL's actor instead
+(:class:`GaussianPolicy`: a Gaussian around tanh μ(s) with a state-independent standard
+deviation, as in Kostrikov et al.'s code and d3rlpy's ``IQL``), used by the IQL family's
+policy extraction. The weighted sum is estimated on minibatches drawn with probability ∝ the
 weight (an unbiased estimate of the same objective's gradient up to the constant Σ w,
 with lower variance than uniform minibatches when a few segments carry most weight).
 Training stops at a plateau of this training loss (``icml26.shared.Plateau``).
@@ -27,6 +30,8 @@ from icml26.paws.networks import Adam, ObsNorm, default_device, mlp
 from icml26.shared import Plateau, is_main_process, rank
 
 __all__ = [
+    "DISTRIBUTIONS",
+    "GaussianPolicy",
     "PolicyConfig",
     "PolicyFit",
     "TanhGaussianPolicy",
@@ -70,6 +75,38 @@ class TanhGaussianPolicy(nn.Module):
         return torch.tanh(self(o)[0]).cpu().numpy()
 
 
+class GaussianPolicy(TanhGaussianPolicy):
+    """IQL's actor: a ~ N(tanh μ_θ(s), diag σ²), σ state-independent, log σ a parameter
+    squashed into [−5, 2] by a sigmoid (d3rlpy 2.8's ``NormalPolicy`` with
+    ``use_std_parameter=True``, the policy of its ``IQL``; Kostrikov et al.'s code clips a
+    state-independent log σ to the same range). The likelihood is of the action itself, not
+    of atanh(a): saturated actions (±1) carry no Jacobian term. Acts by tanh μ_θ(s)."""
+
+    LOG_STD_MIN, LOG_STD_MAX = -5.0, 2.0
+
+    def __init__(self, obs_dim: int, act_dim: int, hidden: tuple[int, ...] = (64, 64)):
+        nn.Module.__init__(self)
+        self.obs_dim, self.act_dim = int(obs_dim), int(act_dim)
+        self.net = mlp(obs_dim, act_dim, hidden)
+        self.log_std = nn.Parameter(torch.zeros(act_dim))
+        self.obs_norm = ObsNorm(obs_dim)
+
+    def forward(self, obs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        mu = self.net(self.obs_norm(obs))
+        span = self.LOG_STD_MAX - self.LOG_STD_MIN
+        log_std = self.LOG_STD_MIN + span * torch.sigmoid(self.log_std)
+        return mu, log_std.expand_as(mu)
+
+    def log_prob(self, obs: torch.Tensor, act: torch.Tensor) -> torch.Tensor:
+        """log N(a; tanh μ_θ(s), σ²) summed over action dimensions."""
+        mu, log_std = self(obs)
+        z = (act - torch.tanh(mu)) / log_std.exp()
+        return (-0.5 * z.square() - log_std - 0.5 * math.log(2 * math.pi)).sum(dim=-1)
+
+
+DISTRIBUTIONS = {"tanh-gaussian": TanhGaussianPolicy, "gaussian": GaussianPolicy}
+
+
 @dataclass(frozen=True)
 class PolicyConfig:
     hidden: tuple[int, ...] = (64, 64)
@@ -80,6 +117,14 @@ class PolicyConfig:
     plateau_min_delta: float = 0.01
     cap: int = 3000
     normalize_obs: bool = False  # z-score inputs with the training observations' statistics
+    # "tanh-gaussian" (PAWS and the shared default) or "gaussian" (IQL's actor)
+    distribution: str = "tanh-gaussian"
+
+    def __post_init__(self) -> None:
+        if self.distribution not in DISTRIBUTIONS:
+            raise ValueError(
+                f"distribution must be one of {sorted(DISTRIBUTIONS)}, got {self.distribution!r}"
+            )
 
 
 @dataclass
@@ -167,7 +212,7 @@ def fit_weighted_mle(
     dev = default_device(device)
     torch.manual_seed(seed)  # the same initial parameters on every rank
     gen = torch.Generator().manual_seed(seed + 7919 * rank())  # each rank its own batches
-    policy = TanhGaussianPolicy(o.shape[1], a.shape[1], c.hidden)
+    policy = DISTRIBUTIONS[c.distribution](o.shape[1], a.shape[1], c.hidden)
     if c.normalize_obs:
         policy.obs_norm.fit(o)  # the training observations only
     policy = policy.to(dev)
@@ -206,8 +251,9 @@ def save_policy(policy: TanhGaussianPolicy, directory: str | Path) -> Path | Non
     state = {k: v.detach().cpu().contiguous() for k, v in policy.state_dict().items()}
     save_file(state, str(out / "model.safetensors"))
     hidden = [m.out_features for m in policy.net if isinstance(m, nn.Linear)][:-1]
+    kind = "gaussian" if isinstance(policy, GaussianPolicy) else "tanh-gaussian"
     cfg = {"obs_dim": policy.obs_dim, "act_dim": policy.act_dim, "hidden": hidden,
-           "normalize_obs": policy.obs_norm.active}  # fmt: skip
+           "normalize_obs": policy.obs_norm.active, "distribution": kind}  # fmt: skip
     (out / "config.json").write_text(json.dumps(cfg))
     return out
 
@@ -218,7 +264,10 @@ def load_policy(directory: str | Path) -> TanhGaussianPolicy:
 
     d = Path(directory)
     cfg = json.loads((d / "config.json").read_text())
-    policy = TanhGaussianPolicy(cfg["obs_dim"], cfg["act_dim"], tuple(cfg["hidden"]))
+    kind = cfg.get("distribution", "tanh-gaussian")  # files before 0.7.0: tanh-Gaussian
+    if kind not in DISTRIBUTIONS:
+        raise ValueError(f"unknown policy distribution {kind!r} in {d / 'config.json'}")
+    policy = DISTRIBUTIONS[kind](cfg["obs_dim"], cfg["act_dim"], tuple(cfg["hidden"]))
     state = load_file(str(d / "model.safetensors"))
     if not cfg.get("normalize_obs", False):  # files of releases before the normaliser
         state.setdefault("obs_norm.mean", policy.obs_norm.mean)

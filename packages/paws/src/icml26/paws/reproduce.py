@@ -38,7 +38,7 @@ from icml26.paws.baselines import (
 )
 from icml26.paws.data import PointMass, PointMassConfig, behaviour_episodes, make_preferences
 from icml26.paws.evaluation import evaluate_policy, normalised_return, reference_returns
-from icml26.paws.iql import IQLConfig
+from icml26.paws.iql import D3RLPY_IQL, IQLConfig
 from icml26.paws.metaworld_run import MetaWorldConfig
 from icml26.paws.paws import PAWSConfig, fit_paws
 from icml26.paws.policy import PolicyConfig
@@ -123,8 +123,10 @@ PRESETS = {
         lambda_grid=(0.03, 0.1, 0.3, 1.0, 3.0, 10.0),
         normalize_obs=True,
         # A_φ's rewards as they are (no rescaling to an episode-return range), as IQL does
-        # for manipulation data; chosen on development seed 10 (README, Meta-World)
-        iql=IQLConfig(return_range=None),
+        # for manipulation data; chosen on development seed 10 (README, Meta-World).
+        # Since 0.7.0 IQL as d3rlpy sets it (critic and actor sizes, time limits, actor):
+        # README, "The package's IQL against d3rlpy's"
+        iql=IQLConfig(return_range=None, **D3RLPY_IQL),
         # the paper's preference model is regret and its Meta-World data (most likely
         # CPL's) are labelled by an oracle critic's advantage: the regret teacher
         # (reconstructed critic, icml26.paws.teacher)
