@@ -170,3 +170,19 @@ def test_a_smaller_critic_cap_is_a_prefix_of_a_larger_one(pairs, episodes):
                   device="cpu", on_step=lambda s, c: last.update(params=_params(c)))  # fmt: skip
     assert info["critic_plateau"]["steps"] == 20 and len(seen) == 1
     np.testing.assert_array_equal(seen[0], last["params"])
+
+
+def test_iql_trace_records_the_plateau_rules_loss_per_step(episodes):
+    # the trace is a read-out: the same critic with and without it, one tuple per step,
+    # its first entry the normalised TD loss (TD loss / target variance) the rule watches
+    data = transitions(episodes, np.random.default_rng(4).normal(size=episodes.obs.shape[:2]))
+    cfg = IQLConfig(cap=30, plateau_window=10)
+    trace: list = []
+    critic, summary = fit_iql(data, cfg, device="cpu", trace=trace)
+    plain, _ = fit_iql(data, cfg, device="cpu")
+    np.testing.assert_array_equal(_params(critic), _params(plain))
+    assert len(trace) == summary["steps"] == 30
+    t = np.array(trace)
+    np.testing.assert_allclose(t[:, 0], t[:, 1] / (t[:, 2] + 1e-8), rtol=1e-12)
+    windows = t[:, 0].reshape(3, 10).mean(1)  # the rule's windows of the traced values
+    assert np.isclose(windows, summary["best_window_loss"], rtol=1e-9).any()

@@ -137,4 +137,4 @@ __all__ = [
     "weighted_segments",
 ]
 
-__version__ = "0.7.0"
+__version__ = "0.8.0"

@@ -199,11 +199,15 @@ def fit_iql(
     seed: int = 0,
     device=None,
     on_step: Callable[[int, Critic], None] | None = None,
+    trace: list[tuple[float, float, float, float]] | None = None,
 ) -> tuple[Critic, dict]:
     """IQL's critic (module docstring); returns it and the plateau summary.
 
     ``on_step(step, critic)``, when given, is called after every gradient step (the
-    budget study extracts policies from intermediate critics; it must not train them)."""
+    budget study extracts policies from intermediate critics; it must not train them).
+    ``trace``, when given, receives one tuple per gradient step: (the normalised TD loss
+    the plateau rule watches, the TD loss L_Q, the variance of the TD targets, V's
+    expectile loss)."""
     c = config or IQLConfig()
     dev = default_device(device)
     torch.manual_seed(seed)
@@ -234,7 +238,10 @@ def fit_iql(
         q_loss.backward()
         q_opt.step()
         critic.update_target(c.polyak)
-        rule.update(float(q_loss.detach()) / (float(target.var()) + 1e-8))
+        td, var = float(q_loss.detach()), float(target.var())
+        rule.update(td / (var + 1e-8))
+        if trace is not None:
+            trace.append((td / (var + 1e-8), td, var, float(v_loss.detach())))
         if on_step is not None:
             on_step(rule.steps, critic)
     critic.eval()
