@@ -123,4 +123,4 @@ __all__ = [
     "train_tokenizer",
 ]
 
-__version__ = "0.7.0"
+__version__ = "0.8.0"
