@@ -35,16 +35,15 @@ from pathlib import Path
 
 import numpy as np
 
-from icml26.paws import fit_advantage, make_preferences
 from icml26.paws.baselines import ipl, piql, pt_iql
 from icml26.paws.iql import D3RLPY_IQL
 from icml26.paws.metaworld_data import metaworld_success
-from icml26.paws.metaworld_run import cached_episodes
-from icml26.paws.reproduce import PRESETS, normalised, oracle_critic
-from icml26.shared import numpy_rng, quiet_dependencies, torch_threads
+from icml26.paws.reproduce import PRESETS, normalised
+from icml26.shared import quiet_dependencies, torch_threads
 
 sys.path.insert(0, str(Path(__file__).parent))
 from bench_d3rlpy_piql import d3rlpy_piql
+from paper_cell import paper_cell
 
 _OLD = {
     "last_step": "terminal",
@@ -116,11 +115,7 @@ def main() -> None:
     out.parent.mkdir(parents=True, exist_ok=True)
     with torch_threads(1), quiet_dependencies():
         for task, seed, n in product(args.tasks, args.seeds, args.n):
-            episodes = cached_episodes(task, seed, mw).episodes
-            critic = oracle_critic(config, episodes, seed, [], {"task": task})
-            pairs = make_preferences(episodes, n, mw.length, numpy_rng(seed, "prefs", n),
-                                     teacher=config.teacher, critic=critic)  # fmt: skip
-            adv = fit_advantage(pairs, config.advantage, seed=seed, device=config.device)
+            episodes, pairs, adv = paper_cell(config, task, seed, n)
             for method, v in product(args.methods, args.variants):
                 c0 = time.process_time()
                 got = one_variant(method, v, pairs, episodes, adv, config, seed,

@@ -40,16 +40,15 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from icml26.paws import fit_advantage, make_preferences
 from icml26.paws.iql import actor_config, advantage_weights, fit_iql, iql_transitions
 from icml26.paws.metaworld_data import metaworld_success
-from icml26.paws.metaworld_run import cached_episodes
 from icml26.paws.policy import fit_weighted_mle
-from icml26.paws.reproduce import PRESETS, normalised, oracle_critic
-from icml26.shared import numpy_rng, quiet_dependencies, torch_threads
+from icml26.paws.reproduce import PRESETS, normalised
+from icml26.shared import quiet_dependencies, torch_threads
 
 sys.path.insert(0, str(Path(__file__).parent))
 from bench_d3rlpy_piql import _import_d3rlpy
+from paper_cell import paper_cell
 
 WINDOW = 100
 D3RLPY_LOSSES = ("q_loss", "v_loss", "actor_loss")  # d3rlpy's per-epoch mean losses
@@ -163,11 +162,7 @@ def main() -> None:
     with torch_threads(1), quiet_dependencies():
         for task, seed in product(args.tasks, args.seeds):
             c0 = time.process_time()
-            episodes = cached_episodes(task, seed, mw).episodes
-            critic = oracle_critic(config, episodes, seed, [], {"task": task})
-            pairs = make_preferences(episodes, args.n, mw.length, numpy_rng(seed, "prefs", args.n),
-                                     teacher=config.teacher, critic=critic)  # fmt: skip
-            adv = fit_advantage(pairs, config.advantage, seed=seed, device=config.device)
+            episodes, _, adv = paper_cell(config, task, seed, args.n)
             reward = adv.model.per_step(episodes.obs, episodes.act)
             setup = round(time.process_time() - c0, 1)
 
