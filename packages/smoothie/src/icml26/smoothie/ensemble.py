@@ -219,19 +219,37 @@ class _Member:
 class _Flat:
     """The members' parameters as one ``(M, P)`` tensor and the names/shapes to view it."""
 
+    #: weights that :func:`ensemble_forward` multiplies as one product when adjacent
+    FUSED = (("q", "k", "v"), ("k", "v"), ("gate", "up"))
+
     def __init__(self, model: Denoiser):
         self.names, self.shapes, self.sizes = [], [], []
         for name, p in model.named_parameters():
             self.names.append(name)
             self.shapes.append(tuple(p.shape))
             self.sizes.append(p.numel())
+        # (key, start, rows, cols) of every FUSED group stored contiguously
+        self.spans: list[tuple[str, int, int, int]] = []
+        offsets = dict(zip(self.names, itertools.accumulate([0, *self.sizes]), strict=False))
+        shapes = dict(zip(self.names, self.shapes, strict=True))
+        for name, shape in shapes.items():
+            for group in self.FUSED:
+                if not name.endswith("." + group[0] + ".weight"):
+                    continue
+                prefix = name[: -len(group[0] + ".weight")]
+                names = [prefix + g + ".weight" for g in group]
+                key = prefix + "+".join(group)
+                if any(n not in shapes or shapes[n] != shape for n in names):
+                    continue
+                size = shape[0] * shape[1]
+                if [offsets[n] for n in names] == [
+                    offsets[name] + i * size for i in range(len(group))
+                ]:
+                    self.spans.append((key, offsets[name], len(group) * shape[0], shape[1]))
 
     def flatten(self, model: Denoiser) -> Tensor:
         named = dict(model.named_parameters())
         return torch.cat([named[n].detach().reshape(-1) for n in self.names])
-
-    #: weights that :func:`ensemble_forward` multiplies as one product when adjacent
-    FUSED = (("q", "k", "v"), ("k", "v"), ("gate", "up"))
 
     def views(self, flat: Tensor) -> dict[str, Tensor]:
         """``{name: (M, *shape)}`` views of the rows of ``flat``, plus the adjacent weights
@@ -242,23 +260,8 @@ class _Flat:
             n: part.view(m, *shape)
             for n, shape, part in zip(self.names, self.shapes, parts, strict=True)
         }
-        offsets = dict(zip(self.names, itertools.accumulate([0, *self.sizes]), strict=False))
-        for name, shape in zip(self.names, self.shapes, strict=True):
-            for group in self.FUSED:
-                if not name.endswith("." + group[0] + ".weight"):
-                    continue
-                prefix = name[: -len(group[0] + ".weight")]
-                names = [prefix + g + ".weight" for g in group]
-                if prefix + "+".join(group) in out or not all(n in offsets for n in names):
-                    continue
-                starts = [offsets[n] for n in names]
-                size = shape[0] * shape[1]
-                if any(out[n].shape[1:] != shape for n in names) or starts != [
-                    starts[0] + i * size for i in range(len(group))
-                ]:
-                    continue
-                span = flat[:, starts[0] : starts[0] + len(group) * size]
-                out[prefix + "+".join(group)] = span.view(m, len(group) * shape[0], shape[1])
+        for key, start, rows, cols in self.spans:
+            out[key] = flat[:, start : start + rows * cols].view(m, rows, cols)
         return out
 
     def state_dict(self, row: Tensor) -> dict[str, Tensor]:
