@@ -36,6 +36,7 @@ from icml26.smoothie.data import (
     synonym_task,
 )
 from icml26.smoothie.diffusion_lm import DiffusionLM
+from icml26.smoothie.ensemble import train_diffusion_ensemble
 from icml26.smoothie.evaluation import (
     concept_accuracy,
     corpus_bleu,
@@ -120,7 +121,8 @@ __all__ = [
     "synonym_task",
     "token_recovery",
     "train_diffusion",
+    "train_diffusion_ensemble",
     "train_tokenizer",
 ]
 
-__version__ = "0.8.0"
+__version__ = "0.9.0"

@@ -32,6 +32,7 @@ __all__ = [
     "DenoiserConfig",
     "TrainConfig",
     "TrainResult",
+    "diffusion_inputs",
     "diffusion_loss",
     "load_checkpoint",
     "save_checkpoint",
@@ -90,21 +91,31 @@ _ROPE_CACHE: dict[tuple, tuple[Tensor, Tensor]] = {}
 
 
 def _rope_tables(length: int, dh: int, theta: float, device, dtype) -> tuple[Tensor, Tensor]:
-    """cos/sin tables of the rotary embedding, built once per shape (small models are bound
-    by the number of kernel launches, not by flops)."""
+    """cos/sin tables of the rotary embedding at full width ``(L, Dh)``, built once per shape
+    (small models are bound by the number of kernel launches, not by flops).
+
+    Pair ``(x_{2i}, x_{2i+1})`` rotates by angle ``a_i``; the sine table carries the signs
+    (``−sin`` at even, ``+sin`` at odd entries) so that :func:`_rope` is two multiplies and
+    an add on the pair-swapped input.
+    """
     key = (length, dh, theta, str(device), dtype)
     if key not in _ROPE_CACHE:
         inv = theta ** (-torch.arange(0, dh, 2, device=device, dtype=torch.float32) / dh)
         ang = torch.arange(length, device=device, dtype=torch.float32)[:, None] * inv[None]
-        _ROPE_CACHE[key] = (ang.cos().to(dtype), ang.sin().to(dtype))
+        cos, sin = ang.cos().to(dtype), ang.sin().to(dtype)
+        signed = torch.stack((-sin, sin), dim=-1).flatten(-2)
+        _ROPE_CACHE[key] = (cos.repeat_interleave(2, dim=-1), signed)
     return _ROPE_CACHE[key]
 
 
 def _rope(x: Tensor, theta: float) -> Tensor:
-    """Rotary position embedding on ``(B, H, L, Dh)``."""
-    cos, sin = _rope_tables(x.shape[-2], x.shape[-1], theta, x.device, x.dtype)
-    x1, x2 = x[..., 0::2], x[..., 1::2]
-    return torch.stack((x1 * cos - x2 * sin, x1 * sin + x2 * cos), dim=-1).flatten(-2)
+    """Rotary position embedding on ``(..., L, Dh)``, interleaved pairs:
+    ``(x₁ cos − x₂ sin, x₁ sin + x₂ cos)`` for each pair ``(x₁, x₂)``, written as
+    ``x · cos + swap(x) · (∓sin)`` (the same floating-point operations as the pairwise
+    form, so bit-identical to it, in fewer kernels)."""
+    cos, signed_sin = _rope_tables(x.shape[-2], x.shape[-1], theta, x.device, x.dtype)
+    swapped = x.unflatten(-1, (-1, 2)).flip(-1).flatten(-2)
+    return x * cos + swapped * signed_sin
 
 
 class Attention(nn.Module):
@@ -280,12 +291,38 @@ class TrainResult:
     losses: list[float] = field(default_factory=list)
     stopping: dict = field(default_factory=dict)
     seconds: float = 0.0
+    #: CPU seconds of this process (a batched ensemble: this member's share)
+    cpu_seconds: float = 0.0
     ema: dict[str, Tensor] | None = None
     samples: list[int] = field(default_factory=list)
     #: the trained table (``train_embeddings=True`` only)
     embeddings: Tensor | None = None
     #: per-step decoder NLL and t = T loss (``train_embeddings=True`` only)
     extra_losses: dict[str, list[float]] = field(default_factory=dict)
+
+
+def diffusion_inputs(
+    space: DiffusionSpace,
+    embeddings: Tensor,
+    tokens: Tensor,
+    generator: torch.Generator | None = None,
+    t_eps: float = 1e-5,
+    *,
+    detach_target: bool = False,
+) -> tuple[Tensor, Tensor, Tensor]:
+    """One training batch's ``(network input, t, target)``: ``t ~ U(t_eps, 1)`` and the
+    forward noise are drawn from ``generator`` in this order (``t`` first)."""
+    target = embeddings[tokens]
+    b = tokens.shape[0]
+    if detach_target:
+        target = target.detach()
+        with torch.no_grad():
+            x0 = space.clean(tokens, embeddings.detach())
+    else:
+        x0 = space.clean(tokens, embeddings)
+    t = torch.rand(b, generator=generator, device=tokens.device) * (1 - t_eps) + t_eps
+    x_t = space.noise(x0, t, generator)
+    return space.model_input(x_t, embeddings), t, target
 
 
 def diffusion_loss(
@@ -308,17 +345,9 @@ def diffusion_loss(
     ``t ~ U(t_eps, 1)``; with self-conditioning on, half of the batches first run a no-grad
     pass whose prediction is fed back (official ``use_self_cond``, p = 0.5).
     """
-    target = embeddings[tokens]
-    b = tokens.shape[0]
-    if detach_target:
-        target = target.detach()
-        with torch.no_grad():
-            x0 = space.clean(tokens, embeddings.detach())
-    else:
-        x0 = space.clean(tokens, embeddings)
-    t = torch.rand(b, generator=generator, device=tokens.device) * (1 - t_eps) + t_eps
-    x_t = space.noise(x0, t, generator)
-    inp = space.model_input(x_t, embeddings)
+    inp, t, target = diffusion_inputs(
+        space, embeddings, tokens, generator, t_eps, detach_target=detach_target
+    )
     ctx = model.encode_source(src, src_mask) if model.config.conditional else None
     self_cond = torch.zeros_like(target) if model.config.self_conditioning else None
     if model.config.self_conditioning:
@@ -468,7 +497,7 @@ def train_loop(
     rule = Plateau(config.window, config.patience, config.min_delta, config.cap)
     gen = torch.Generator().manual_seed(seed)
     res = TrainResult()
-    start = time.perf_counter()
+    start, cpu_start = time.perf_counter(), time.process_time()
     per_rank = max(config.batch_size // world, 1)
     order = torch.randperm(n_examples, generator=gen)
     pos = 0
@@ -508,6 +537,7 @@ def train_loop(
     model.eval()
     res.stopping = rule.summary()
     res.seconds = time.perf_counter() - start
+    res.cpu_seconds = time.process_time() - cpu_start
     res.ema = ema
     return res
 
@@ -555,7 +585,7 @@ def train_diffusion(
     def loss_fn(idx: Tensor) -> Tensor:
         s = None if src is None else emb[src[idx]]
         m = None if src_mask is None else src_mask[idx]
-        return diffusion_loss(space, model, emb, trg[idx], s, m, gen)
+        return diffusion_loss(space, model, emb, trg[idx], s, m, gen, config.t_eps)
 
     if not train_embeddings:
         res = train_loop(

@@ -70,6 +70,7 @@ from icml26.smoothie.data import (
     synonym_task,
 )
 from icml26.smoothie.diffusion_lm import DiffusionLM
+from icml26.smoothie.ensemble import train_diffusion_ensemble
 from icml26.smoothie.evaluation import (
     concept_accuracy,
     corpus_bleu,
@@ -169,6 +170,10 @@ class Config:
     # results do not depend on it (every method has its own derived seeds). The
     # ICML26_SMOOTHIE_WORKERS environment variable overrides it (e.g. 1 on a shared core).
     workers: int = 1
+    # train the spaces' denoisers (same network) as one batched ensemble
+    # (:func:`icml26.smoothie.ensemble.train_diffusion_ensemble`): each model as if trained
+    # alone, up to floating-point rounding, at a fraction of the CPU time
+    ensemble: bool = True
 
 
 PRESETS = {
@@ -335,6 +340,58 @@ def _score(out: torch.Tensor, data: Seq2Seq) -> dict[str, float]:
 Sampler = Callable[[int, torch.Tensor, torch.Tensor, torch.Generator], torch.Tensor]
 
 
+def _sampler(
+    space: DiffusionSpace, model: Denoiser, table: torch.Tensor, data: Seq2Seq, length: int
+) -> Sampler:
+    def draw(n: int, s: torch.Tensor, m: torch.Tensor, g: torch.Generator) -> torch.Tensor:
+        return sample(
+            space, model, table, length=length, src=s, src_mask=m, steps=n,
+            generator=g, src_embeddings=data.embeddings,
+        )  # fmt: skip
+
+    return draw
+
+
+def ensemble_keys(config: Config) -> tuple[str, ...]:
+    """The methods of ``config`` trained as one batched ensemble: the spaces (same network),
+    when ``config.ensemble`` is on, at least two are listed, self-conditioning is off and
+    no multi-process launcher runs (under one, each method trains by ``train_diffusion``)."""
+    keys = tuple(k for k in config.methods if k in ("smoothie", "embedding", "simplex"))
+    if not config.ensemble or len(keys) < 2 or config.model.self_conditioning:
+        return ()
+    if int(os.environ.get("WORLD_SIZE", "1") or 1) > 1:
+        return ()
+    return keys
+
+
+def _fit_ensemble(
+    keys: tuple[str, ...], config: Config, data: Seq2Seq, seed: int
+) -> dict[str, tuple[Sampler, dict, float, float]]:
+    """Train the spaces ``keys`` as one batched ensemble, each member with the seeds and
+    initialisation its serial :func:`_fit` would use; ``{key: (sampler, stopping, wall
+    seconds, CPU seconds)}`` with each member's share of the training time."""
+    spaces = make_spaces(config, data)
+    models = []
+    for key in keys:
+        torch.manual_seed(derive_seed(seed, "init", key))  # as run_task before _fit
+        models.append(Denoiser(config.model))
+    src, trg = data.train_src, data.train_trg
+    results = train_diffusion_ensemble(
+        [spaces[k] for k in keys], models, data.embeddings, trg, src, data.mask(src),
+        config.train, seeds=[derive_seed(seed, "train", k) for k in keys], device=config.device,
+    )  # fmt: skip
+    length = config.task.max_len
+    return {
+        key: (
+            _sampler(spaces[key], model, data.embeddings, data, length),
+            res.stopping,
+            res.seconds,
+            res.cpu_seconds,
+        )
+        for key, model, res in zip(keys, models, results, strict=True)
+    }
+
+
 def _fit(key: str, config: Config, data: Seq2Seq, seed: int) -> tuple[Sampler | None, dict]:
     """Train method ``key``; return its sampler ``(N, src, src_mask, generator) -> ids`` (None
     for the training-free references) and the stopping summary."""
@@ -359,14 +416,7 @@ def _fit(key: str, config: Config, data: Seq2Seq, seed: int) -> tuple[Sampler | 
             train_embeddings=trained_e,
         )
         table = res.embeddings if res.embeddings is not None else data.embeddings
-
-        def draw(n: int, s: torch.Tensor, m: torch.Tensor, g: torch.Generator) -> torch.Tensor:
-            return sample(
-                space, model, table, length=length, src=s, src_mask=m, steps=n,
-                generator=g, src_embeddings=data.embeddings,
-            )  # fmt: skip
-
-        return draw, res.stopping
+        return _sampler(space, model, table, data, length), res.stopping
     if key in ("masked", "diffusion-lm", "ar") or key.startswith("d3pm-"):
         if key == "masked":
             baseline = MaskedDiffusion(config.model, data.embeddings)
@@ -434,8 +484,9 @@ def _one_method(
 def _run_parallel(
     config: Config, data: Seq2Seq, seed: int, group: str, workers: int
 ) -> tuple[list[Row], list[dict]]:
-    """Every method of ``config.methods`` in its own job on ``workers`` spawned processes;
-    rows in the order of ``config.methods``, as a serial run gives them."""
+    """The jobs of :func:`_jobs` (the ensemble as one job, every other method alone) on
+    ``workers`` spawned processes; rows in the order of ``config.methods``, as a serial run
+    gives them."""
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
 
@@ -444,30 +495,55 @@ def _run_parallel(
     with ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as pool:
         fitted = dict(_FITTED)
         jobs = []
-        for key in config.methods:
-            one = replace(config, methods=(key,), workers=1)
+        for keys in _jobs(config):
+            one = replace(config, methods=keys, workers=1)
             jobs.append(pool.submit(_one_method, one, data, seed, group, fitted))
         results = [job.result() for job in jobs]
-    rows = [row for r, _ in results for row in r]
-    records = [rec for _, rec in results for rec in rec]
+    order = {NAMES[k]: i for i, k in enumerate(config.methods)}  # the serial run's order
+    rows = sorted((row for r, _ in results for row in r), key=lambda row: order[row.method])
+    records = sorted(
+        (rec for _, rec in results for rec in rec), key=lambda rec: order[rec["method"]]
+    )
     return rows, records
+
+
+def _jobs(config: Config) -> list[tuple[str, ...]]:
+    """The worker jobs: the ensemble (:func:`ensemble_keys`) first, as one job, then every
+    other method alone."""
+    together = ensemble_keys(config)
+    rest = [(k,) for k in config.methods if k not in together]
+    return ([together] if together else []) + rest
 
 
 def run_task(config: Config, data: Seq2Seq, seed: int, group: str) -> tuple[list[Row], list[dict]]:
     """Train and score every method of ``config.methods`` on ``data``; the diffusion methods
     also with MBR@k (group ``"<group> MBR@k"``) and at the extra N of ``sweep_steps``
-    (group ``"<group> N=<n>"``). With more than one worker (:func:`worker_count`) the
-    methods run in parallel processes (not with ``perplexity``, which scores every method
-    with the AR model trained in the same process)."""
+    (group ``"<group> N=<n>"``). The spaces train as one batched ensemble
+    (:func:`ensemble_keys`; each row's seconds are its share of the ensemble's training time
+    plus its own sampling). With more than one worker (:func:`worker_count`) the jobs of
+    :func:`_jobs` run in parallel processes (not with ``perplexity``, which scores every
+    method with the AR model trained in the same process)."""
     workers = worker_count(config)
-    if workers > 1 and len(config.methods) > 1 and not config.perplexity:
-        return _run_parallel(config, data, seed, group, min(workers, len(config.methods)))
+    if workers > 1 and len(_jobs(config)) > 1 and not config.perplexity:
+        return _run_parallel(config, data, seed, group, min(workers, len(_jobs(config))))
     rows, records = [], []
     test_src, test_mask = data.test_src, data.mask(data.test_src)
     eos = data.vocab.eos_id
     scored: list[tuple[str, str, torch.Tensor, dict, dict]] = []  # name, group, out, row, record
     scorer = None
+    together = ensemble_keys(config)
+    trained: dict[str, tuple[Sampler, dict, float, float]] = {}
+    if together:
+        try:
+            trained = _fit_ensemble(together, config, data, seed)
+        except (RuntimeError, FloatingPointError) as err:  # reported as data, not a crash
+            for key in together:
+                records.append(
+                    {"seed": seed, "group": group, "method": NAMES[key], "error": repr(err)}
+                )
     for key in config.methods:
+        if key in together and key not in trained:
+            continue  # the ensemble failed: recorded above
         name = NAMES[key]
         torch.manual_seed(derive_seed(seed, "init", key))
         t0 = time.perf_counter()
@@ -475,7 +551,11 @@ def run_task(config: Config, data: Seq2Seq, seed: int, group: str) -> tuple[list
         gen = torch.Generator().manual_seed(derive_seed(seed, "sample", key))
         extra: list[tuple[str, torch.Tensor]] = []
         try:
-            draw, stopping = _fit(key, config, data, seed)
+            if key in trained:  # its share of the ensemble's training time is added below
+                draw, stopping, t_wall, t_cpu = trained[key]
+                t0, c0 = t0 - t_wall, c0 - t_cpu
+            else:
+                draw, stopping = _fit(key, config, data, seed)
             if key == "copy":
                 out = copy_source(test_src)
             elif key == "retrieval":
@@ -702,9 +782,10 @@ PAPER = Paper(
         ),
     ),
     default_seeds=3,
-    # 0.6.0, seeds 0-2 with the preset's two worker processes on two free cores: 740 s
-    # wall for the three seeds (one worker on one core: 1161 s wall, 1153 CPU-seconds)
-    seconds_per_seed={"smoke": 247.0},
+    # 0.9.0: one core runs a seed in ~190 CPU-s (the spaces' ensemble ~105 of them); with the
+    # preset's two workers a seed takes about the ensemble's job plus start-up (an estimate,
+    # not yet timed on two free cores; 0.6.0 measured 247 s a seed)
+    seconds_per_seed={"smoke": 115.0},
     code="https://github.com/ashaba1in/smoothie",
     authors="Alexander Shabalin, Viacheslav Meshchaninov, Dmitry Vetrov",
 )
