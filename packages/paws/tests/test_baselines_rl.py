@@ -16,8 +16,15 @@ from icml26.paws import (
     relabel_episodes,
     transitions,
 )
-from icml26.paws.iql import actor_config, expectile_loss, iql_policy, iql_transitions
-from icml26.paws.policy import GaussianPolicy
+from icml26.paws.iql import (
+    D3RLPY_IQL_STRUCTURE,
+    actor_config,
+    expectile_loss,
+    iql_policy,
+    iql_transitions,
+)
+from icml26.paws.networks import ObsNorm
+from icml26.paws.policy import GaussianPolicy, fit_weighted_mle
 
 POLICY = PolicyConfig(cap=30, plateau_window=10)
 IQL = IQLConfig(cap=40, plateau_window=10)
@@ -78,6 +85,76 @@ def test_iql_actor_knobs(episodes):
                                   actor_lr=3e-4), POLICY, device="cpu")  # fmt: skip
     assert isinstance(fit.policy, GaussianPolicy)
     assert np.all(np.abs(fit.policy.act(episodes.obs[0])) <= 1.0)
+
+
+def test_iql_structure_options(episodes, pairs):
+    # 0.9.0: d3rlpy's update structure as options, off by default
+    for bad in ({"critic_update": "x"}, {"actor_update": "x"}, {"actor_sampling": "x"},
+                {"obs_eps": -1.0}, {"obs_eps": float("nan")}):  # fmt: skip
+        with pytest.raises(ValueError):
+            IQLConfig(**bad)
+    with pytest.raises(ValueError, match="sampling"):
+        PolicyConfig(sampling="x")
+    pc = PolicyConfig(cap=30)
+    a = actor_config(IQLConfig(actor_sampling="uniform", obs_eps=1e-3), pc)
+    assert a.sampling == "uniform" and a.obs_eps == 1e-3
+    base = {"cap": 20, "plateau_window": 10, "last_step": "drop", "actor": "gaussian",
+            "normalize_obs": True}  # fmt: skip
+    reward = np.random.default_rng(0).normal(size=episodes.obs.shape[:2])
+    ref, _ = iql_policy(episodes, reward, IQLConfig(**base), POLICY, device="cpu")
+    for opts in D3RLPY_IQL_STRUCTURE.items():
+        fit, info = iql_policy(episodes, reward, IQLConfig(**base, **dict([opts])), POLICY,
+                               device="cpu")  # fmt: skip
+        assert np.all(np.isfinite(fit.policy.act(episodes.obs[0])))
+        assert not np.array_equal(_params(fit.policy), _params(ref.policy)), opts
+    # the joint actor takes one step per critic step, however the actor's own cap is set
+    fit, info = iql_policy(episodes, reward, IQLConfig(**base, actor_update="joint"),
+                           PolicyConfig(cap=5), device="cpu")  # fmt: skip
+    assert fit.plateau["steps"] == info["critic_plateau"]["steps"] == 20
+    assert len(fit.losses) == 20 and isinstance(fit.policy, GaussianPolicy)
+    q = IQLConfig(**base, **D3RLPY_IQL_STRUCTURE)
+    fit, info = ipl(pairs, episodes, IPLConfig(iql=q, cap=20, plateau_window=10), POLICY,
+                    device="cpu")  # fmt: skip
+    assert fit.plateau["steps"] == info["critic_plateau"]["steps"] == 20
+
+
+def test_joint_critic_step_is_one_step_on_both_losses(episodes):
+    # the joint step's Q target uses V before the step: with V frozen at its initial
+    # parameters (lr → 0 is not allowed, so compare one step's V with a fresh critic's)
+    reward = np.ones(episodes.obs.shape[:2])
+    data = transitions(episodes, reward, last_step="drop")
+    one = IQLConfig(cap=1, plateau_window=1, critic_update="joint")
+    sep = IQLConfig(cap=1, plateau_window=1)
+    cj, _ = fit_iql(data, one, device="cpu")
+    cs, _ = fit_iql(data, sep, device="cpu")
+    # V's step is the same (the same expectile loss on the same minibatch, Adam per
+    # parameter); Q's differs only through the TD target's V (before vs after V's step)
+    np.testing.assert_allclose(_params(cj.v), _params(cs.v), rtol=0, atol=1e-6)
+    assert not np.array_equal(_params(cj.q), _params(cs.q))
+
+
+def test_uniform_sampling_weights_the_loss(episodes):
+    obs, act = episodes.steps()
+    w = np.zeros(obs.shape[0])
+    w[:5] = 1.0
+    fit = fit_weighted_mle(obs, act, w, PolicyConfig(cap=3, sampling="uniform"), device="cpu")
+    fit_w = fit_weighted_mle(obs, act, w, PolicyConfig(cap=3), device="cpu")
+    assert fit.first_batch != fit_w.first_batch and max(fit_w.first_batch) < 5
+    assert np.all(np.isfinite(fit.losses))
+
+
+def test_obs_norm_eps_divides_by_std_plus_eps():
+    x = np.random.default_rng(0).normal(size=(100, 3))
+    x[:, 1] = 1e-6 * x[:, 1]  # numerical jitter
+    x[:, 2] = 5.0  # constant
+    plain = ObsNorm(3).fit(x)
+    eps = ObsNorm(3).fit(x, 1e-3)
+    np.testing.assert_allclose(eps.std.numpy(), x.std(axis=0) + 1e-3)
+    assert float(plain.std[2]) == 1.0 and float(plain.std[1]) < 1e-5  # the floor misses jitter
+    z = eps(torch.as_tensor(x, dtype=torch.float32)).numpy()
+    assert np.abs(z[:, 1]).max() < 1e-2 and np.all(z[:, 2] == 0)
+    with pytest.raises(ValueError, match="eps"):
+        ObsNorm(3).fit(x, -1.0)
 
 
 def test_ipl_with_dropped_time_limit_steps_runs(pairs, episodes):

@@ -137,4 +137,4 @@ __all__ = [
     "weighted_segments",
 ]
 
-__version__ = "0.8.0"
+__version__ = "0.9.0"

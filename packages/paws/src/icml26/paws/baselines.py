@@ -41,6 +41,7 @@ from icml26.paws.data import Episodes
 from icml26.paws.iql import (
     Critic,
     IQLConfig,
+    JointActor,
     actor_config,
     advantage_weights,
     expectile_loss,
@@ -337,11 +338,21 @@ def ipl(
     critic = Critic(pairs.obs_dim, pairs.act_dim, q.hidden)
     if q.normalize_obs:  # the critic's training steps: behaviour and preference segments
         critic.obs_norm.fit(
-            np.concatenate([episodes.steps()[0], pairs.obs.reshape(-1, pairs.obs_dim)])
+            np.concatenate([episodes.steps()[0], pairs.obs.reshape(-1, pairs.obs_dim)]),
+            q.obs_eps,
         )
     critic = critic.to(dev)
-    q_opt = Adam(critic.q.parameters(), lr=q.lr)
-    v_opt = Adam(critic.v.parameters(), lr=q.lr)
+    joint = q.critic_update == "joint"  # one step on L_V + L_Q (IQLConfig.critic_update)
+    if joint:
+        opt = Adam(list(critic.q.parameters()) + list(critic.v.parameters()), lr=q.lr)
+    else:
+        q_opt = Adam(critic.q.parameters(), lr=q.lr)
+        v_opt = Adam(critic.v.parameters(), lr=q.lr)
+    actor = None
+    if q.actor_update == "joint":  # the actor on the behaviour minibatch, step by step
+        obs_all = episodes.steps()[0]
+        actor = JointActor(obs_all, pairs.act_dim, q, actor_config(q, policy_config),
+                           seed=seed, device=device)  # fmt: skip
     rule = Plateau(c.plateau_window, c.plateau_patience, c.plateau_min_delta, c.cap)
     n, length, d, a_dim = len(pairs), pairs.length, pairs.obs_dim, pairs.act_dim
     w = c.replay_weight
@@ -364,11 +375,12 @@ def ipl(
         v_loss = (1 - w) * expectile_loss(qf - critic.value(fo), q.expectile) + (
             w * expectile_loss(qr - critic.value(o_r), q.expectile)
         )
-        v_opt.zero_grad()
-        v_loss.backward()
-        v_opt.step()
+        if not joint:
+            v_opt.zero_grad()
+            v_loss.backward()
+            v_opt.step()
         # Q: the inverse Bellman operator's implied reward fitted to the preferences
-        with torch.no_grad():
+        with torch.no_grad():  # joint: V before the step
             vf_next = critic.value(fn)
             vr_next = (1 - t_r) * critic.value(n_r)
         rf = critic.qs(fo, fa) - q.discount * vf_next  # (2, B·2·(N−1))
@@ -378,9 +390,16 @@ def ipl(
         pref = F.binary_cross_entropy_with_logits(logits, y[b].expand_as(logits))
         reg = (1 - w) * rf.square().mean() + w * rr.square().mean()
         loss = pref + c.reward_reg * reg
-        q_opt.zero_grad()
-        loss.backward()
-        q_opt.step()
+        if joint:
+            opt.zero_grad()
+            (v_loss + loss).backward()
+            opt.step()
+        else:
+            q_opt.zero_grad()
+            loss.backward()
+            q_opt.step()
+        if actor is not None:
+            actor.step(o_r, a_r, critic)
         critic.update_target(q.polyak)
         rule.update(float(loss.detach()))
         if on_step is not None:
@@ -388,7 +407,10 @@ def ipl(
     critic.eval()
     obs, act = episodes.steps()
     weights = advantage_weights(critic, obs, act, q)
-    pol = fit_weighted_mle(obs, act, weights, actor_config(q, policy_config), seed=seed,
-                           device=device)  # fmt: skip
+    if actor is not None:
+        pol = actor.result(rule.summary())
+    else:
+        pol = fit_weighted_mle(obs, act, weights, actor_config(q, policy_config), seed=seed,
+                               device=device)  # fmt: skip
     return pol, {"critic_plateau": rule.summary(),
                  "clipped_share": float(np.mean(weights >= q.max_weight))}  # fmt: skip

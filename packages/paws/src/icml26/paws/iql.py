@@ -31,6 +31,17 @@ with the policy config's learning rate and sizes, or IQL's own actor (``"gaussia
 :class:`~icml26.paws.policy.GaussianPolicy`, learning rate 3e-4, 2 × 256 units, as in the
 paper and d3rlpy). :data:`D3RLPY_IQL` holds d3rlpy's settings (the Meta-World `paper`
 preset's IQL since 0.7.0); the defaults keep 0.6.0's IQL, which the point-mass presets use.
+
+The update structure of IQL's Algorithm 1 and d3rlpy's ``IQL`` (0.9.0, options, off by
+default): ``critic_update="joint"`` takes one Adam step on L_V + Σ_k L_Q,k over V and both
+Q (the TD target from V before the step; the package's ``"separate"`` steps V first, then Q
+on the updated V); ``actor_update="joint"`` trains the actor alongside the critic, one step
+per critic step on the critic's minibatch, weighted by exp(β (min_k Q̄_k − V)) of the
+critic as it stands (after its step, before the target update), instead of extracting it
+afterwards to its own plateau; ``actor_sampling="uniform"`` (extraction afterwards) draws
+uniform minibatches with the weight in the loss, the estimator of d3rlpy's actor loss,
+instead of minibatches drawn ∝ weight; ``obs_eps`` > 0 z-scores observations by std +
+obs_eps (d3rlpy's ``StandardObservationScaler``: 1e-3) in the critic and the actor.
 """
 
 from __future__ import annotations
@@ -46,14 +57,24 @@ from torch.nn import functional as F
 
 from icml26.paws.data import Episodes
 from icml26.paws.networks import Adam, ObsNorm, default_device, mlp
-from icml26.paws.policy import DISTRIBUTIONS, PolicyConfig, PolicyFit, fit_weighted_mle
+from icml26.paws.policy import (
+    DISTRIBUTIONS,
+    SAMPLINGS,
+    PolicyConfig,
+    PolicyFit,
+    fit_weighted_mle,
+)
 from icml26.shared import Plateau
 
 __all__ = [
+    "ACTOR_UPDATES",
+    "CRITIC_UPDATES",
     "D3RLPY_IQL",
+    "D3RLPY_IQL_STRUCTURE",
     "LAST_STEPS",
     "Critic",
     "IQLConfig",
+    "JointActor",
     "Transitions",
     "actor_config",
     "advantage_weights",
@@ -66,6 +87,8 @@ __all__ = [
 
 
 LAST_STEPS = ("terminal", "drop")
+CRITIC_UPDATES = ("separate", "joint")
+ACTOR_UPDATES = ("after", "joint")
 
 
 @dataclass(frozen=True)
@@ -91,8 +114,27 @@ class IQLConfig:
     actor: str = "tanh-gaussian"  # the extraction policy's distribution (PolicyConfig's)
     actor_lr: float | None = None  # None: the policy config's learning rate
     actor_hidden: tuple[int, ...] | None = None  # None: the policy config's sizes
+    # IQL's update structure (module docstring); d3rlpy: "joint", "joint", "uniform", 1e-3
+    critic_update: str = "separate"  # V then Q, two optimisers; or one step on L_V + L_Q
+    actor_update: str = "after"  # extraction after the critic; or one actor step per step
+    actor_sampling: str = "weighted"  # the extraction's minibatches (PolicyConfig.sampling)
+    obs_eps: float = 0.0  # z-score by std + obs_eps (ObsNorm.fit); with normalize_obs
 
     def __post_init__(self) -> None:
+        if self.critic_update not in CRITIC_UPDATES:
+            raise ValueError(
+                f"critic_update must be one of {CRITIC_UPDATES}, got {self.critic_update!r}"
+            )
+        if self.actor_update not in ACTOR_UPDATES:
+            raise ValueError(
+                f"actor_update must be one of {ACTOR_UPDATES}, got {self.actor_update!r}"
+            )
+        if self.actor_sampling not in SAMPLINGS:
+            raise ValueError(
+                f"actor_sampling must be one of {SAMPLINGS}, got {self.actor_sampling!r}"
+            )
+        if not (np.isfinite(self.obs_eps) and self.obs_eps >= 0):
+            raise ValueError(f"obs_eps must be finite and non-negative, got {self.obs_eps}")
         if self.last_step not in LAST_STEPS:
             raise ValueError(f"last_step must be one of {LAST_STEPS}, got {self.last_step!r}")
         if self.actor not in DISTRIBUTIONS:
@@ -116,6 +158,15 @@ D3RLPY_IQL = {
     "actor": "gaussian",
     "actor_lr": 3e-4,
     "actor_hidden": (256, 256),
+}
+# d3rlpy's update structure on top (0.9.0 options; README, "Remaining structural
+# differences to d3rlpy's IQL"): joint critic step, joint actor, uniform actor minibatches,
+# its observation scaler's 1e-3.
+D3RLPY_IQL_STRUCTURE = {
+    "critic_update": "joint",
+    "actor_update": "joint",
+    "actor_sampling": "uniform",
+    "obs_eps": 1e-3,
 }
 
 
@@ -192,6 +243,49 @@ def expectile_loss(diff: torch.Tensor, expectile: float) -> torch.Tensor:
     return (weight * diff.square()).mean()
 
 
+class JointActor:
+    """IQL's actor trained alongside its critic (``IQLConfig(actor_update="joint")``, IQL's
+    Algorithm 1 and d3rlpy): :meth:`step` takes one Adam step on the critic's minibatch,
+    loss −mean(w log π(a | s)) with w = min(exp(β (min_k Q̄_k(s, a) − V(s))), max_weight)
+    from the critic as it stands. It runs as long as the critic (its plateau rule and cap)."""
+
+    def __init__(
+        self,
+        obs: np.ndarray,
+        act_dim: int,
+        config: IQLConfig,
+        policy_config: PolicyConfig,
+        *,
+        seed: int = 0,
+        device=None,
+    ):
+        """``obs``: the training observations (the normaliser's statistics)."""
+        pc, dev = policy_config, default_device(device)
+        torch.manual_seed(seed)  # the extraction's initial parameters
+        policy = DISTRIBUTIONS[pc.distribution](obs.shape[1], int(act_dim), pc.hidden)
+        if pc.normalize_obs:
+            policy.obs_norm.fit(obs, pc.obs_eps)
+        self.policy = policy.to(dev)
+        self.opt = Adam(self.policy.parameters(), lr=pc.lr)
+        self.beta, self.max_weight = config.beta, config.max_weight
+        self.losses: list[float] = []
+
+    def step(self, obs: torch.Tensor, act: torch.Tensor, critic: Critic) -> None:
+        with torch.no_grad():
+            w = torch.exp(self.beta * critic.advantage(obs, act)).clamp(max=self.max_weight)
+        loss = -(w * self.policy.log_prob(obs, act)).mean()
+        self.opt.zero_grad()
+        loss.backward()
+        self.opt.step()
+        self.losses.append(float(loss.detach()))
+
+    def result(self, critic_summary: dict) -> PolicyFit:
+        self.policy.eval()
+        plateau = {"steps": len(self.losses), "reason": f"joint ({critic_summary['reason']})",
+                   "best_window_loss": None}  # fmt: skip
+        return PolicyFit(policy=self.policy, plateau=plateau, losses=self.losses)
+
+
 def fit_iql(
     data: Transitions,
     config: IQLConfig | None = None,
@@ -200,6 +294,7 @@ def fit_iql(
     device=None,
     on_step: Callable[[int, Critic], None] | None = None,
     trace: list[tuple[float, float, float, float]] | None = None,
+    actor: JointActor | None = None,
 ) -> tuple[Critic, dict]:
     """IQL's critic (module docstring); returns it and the plateau summary.
 
@@ -207,7 +302,9 @@ def fit_iql(
     budget study extracts policies from intermediate critics; it must not train them).
     ``trace``, when given, receives one tuple per gradient step: (the normalised TD loss
     the plateau rule watches, the TD loss L_Q, the variance of the TD targets, V's
-    expectile loss)."""
+    expectile loss). ``actor`` (a :class:`JointActor`), when given, takes one step per
+    critic step on the critic's minibatch, before the target update (``actor_update``
+    "joint")."""
     c = config or IQLConfig()
     dev = default_device(device)
     torch.manual_seed(seed)
@@ -215,10 +312,14 @@ def fit_iql(
     t = {k: torch.as_tensor(getattr(data, k), device=dev) for k in Transitions.__annotations__}
     critic = Critic(data.obs.shape[1], data.act.shape[1], c.hidden)
     if c.normalize_obs:
-        critic.obs_norm.fit(data.obs)  # the training transitions only
+        critic.obs_norm.fit(data.obs, c.obs_eps)  # the training transitions only
     critic = critic.to(dev)
-    q_opt = Adam(critic.q.parameters(), lr=c.lr)
-    v_opt = Adam(critic.v.parameters(), lr=c.lr)
+    joint = c.critic_update == "joint"
+    if joint:  # one optimiser over Q and V (Adam is per parameter: one step of both)
+        opt = Adam(list(critic.q.parameters()) + list(critic.v.parameters()), lr=c.lr)
+    else:
+        q_opt = Adam(critic.q.parameters(), lr=c.lr)
+        v_opt = Adam(critic.v.parameters(), lr=c.lr)
     rule = Plateau(c.plateau_window, c.plateau_patience, c.plateau_min_delta, c.cap)
     n = data.obs.shape[0]
     while not rule.stopped:
@@ -226,17 +327,31 @@ def fit_iql(
         o, a, r = t["obs"][idx], t["act"][idx], t["reward"][idx]
         with torch.no_grad():
             q_t = critic.qs(o, a, target=True).min(dim=0).values
-        v_loss = expectile_loss(q_t - critic.value(o), c.expectile)
-        v_opt.zero_grad()
-        v_loss.backward()
-        v_opt.step()
-        with torch.no_grad():
-            target = r + c.discount * (1 - t["terminal"][idx]) * critic.value(t["next_obs"][idx])
-        q = critic.qs(o, a)
-        q_loss = F.mse_loss(q, target.expand_as(q))
-        q_opt.zero_grad()
-        q_loss.backward()
-        q_opt.step()
+        if joint:  # L_V + Σ_k L_Q,k, the TD target from V before the step
+            with torch.no_grad():
+                v_next = critic.value(t["next_obs"][idx])
+                target = r + c.discount * (1 - t["terminal"][idx]) * v_next
+            v_loss = expectile_loss(q_t - critic.value(o), c.expectile)
+            q = critic.qs(o, a)
+            q_loss = F.mse_loss(q, target.expand_as(q))  # the members' mean (the rule's)
+            opt.zero_grad()
+            (v_loss + q.shape[0] * q_loss).backward()
+            opt.step()
+        else:
+            v_loss = expectile_loss(q_t - critic.value(o), c.expectile)
+            v_opt.zero_grad()
+            v_loss.backward()
+            v_opt.step()
+            with torch.no_grad():
+                v_next = critic.value(t["next_obs"][idx])
+                target = r + c.discount * (1 - t["terminal"][idx]) * v_next
+            q = critic.qs(o, a)
+            q_loss = F.mse_loss(q, target.expand_as(q))
+            q_opt.zero_grad()
+            q_loss.backward()
+            q_opt.step()
+        if actor is not None:
+            actor.step(o, a, critic)
         critic.update_target(c.polyak)
         td, var = float(q_loss.detach()), float(target.var())
         rule.update(td / (var + 1e-8))
@@ -261,14 +376,17 @@ def advantage_weights(
 
 
 def actor_config(config: IQLConfig, policy_config: PolicyConfig | None) -> PolicyConfig:
-    """The extraction policy's config: ``policy_config`` with IQL's actor distribution and
-    learning rate when ``config`` sets them."""
+    """The extraction policy's config: ``policy_config`` with IQL's actor distribution,
+    learning rate, sizes, minibatch sampling and observation scaling when ``config`` sets
+    them."""
     pc = policy_config or PolicyConfig()
     lr = pc.lr if config.actor_lr is None else config.actor_lr
     hidden = pc.hidden if config.actor_hidden is None else tuple(config.actor_hidden)
-    if pc.distribution == config.actor and pc.lr == lr and pc.hidden == hidden:
+    want = {"distribution": config.actor, "lr": lr, "hidden": hidden,
+            "sampling": config.actor_sampling, "obs_eps": config.obs_eps}  # fmt: skip
+    if all(getattr(pc, k) == v for k, v in want.items()):
         return pc
-    return replace(pc, distribution=config.actor, lr=lr, hidden=hidden)
+    return replace(pc, **want)
 
 
 def iql_transitions(
@@ -294,11 +412,18 @@ def iql_policy(
     seed: int = 0,
     device=None,
 ) -> tuple[PolicyFit, dict]:
-    """IQL on ``episodes`` relabelled with ``reward`` (E, H): critic, then extraction."""
+    """IQL on ``episodes`` relabelled with ``reward`` (E, H): critic, then extraction (or
+    the actor trained with the critic, ``actor_update="joint"``)."""
     c = config or IQLConfig()
     data = iql_transitions(episodes, reward, c)
-    critic, summary = fit_iql(data, c, seed=seed, device=device)
-    w = advantage_weights(critic, data.obs, data.act, c)
     pc = actor_config(c, policy_config)
-    pol = fit_weighted_mle(data.obs, data.act, w, pc, seed=seed, device=device)
+    if c.actor_update == "joint":
+        actor = JointActor(data.obs, data.act.shape[1], c, pc, seed=seed, device=device)
+        critic, summary = fit_iql(data, c, seed=seed, device=device, actor=actor)
+        w = advantage_weights(critic, data.obs, data.act, c)  # the final critic's (reported)
+        pol = actor.result(summary)
+    else:
+        critic, summary = fit_iql(data, c, seed=seed, device=device)
+        w = advantage_weights(critic, data.obs, data.act, c)
+        pol = fit_weighted_mle(data.obs, data.act, w, pc, seed=seed, device=device)
     return pol, {"critic_plateau": summary, "clipped_share": float(np.mean(w >= c.max_weight))}

@@ -7,7 +7,10 @@ mean and standard deviation of the observations the learner is trained on — th
 data only, never evaluation rollouts — held as buffers of the trained network (so they
 are saved with it) and applied in its forward pass, hence at evaluation too. A dimension
 that is constant in the training data (σ < 1e-6) keeps σ = 1. Off, the module is skipped,
-so the un-normalised path is bit-identical to releases without it.
+so the un-normalised path is bit-identical to releases without it. ``fit(..., eps=e)`` with
+e > 0 divides by σ + e instead (no floor), as d3rlpy's ``StandardObservationScaler`` does
+(e = 1e-3): a dimension whose spread is numerical jitter (σ ≈ 1e-6, e.g. Meta-World's
+object quaternion) then stays near zero instead of becoming a unit-variance input.
 
 **Optimiser** (:class:`Adam`): exactly ``torch.optim.Adam``'s single-tensor update
 (optionally with AdamW's decoupled weight decay) for the tiny networks here, without the
@@ -76,16 +79,19 @@ class ObsNorm(nn.Module):
         self.active = False
 
     @torch.no_grad()
-    def fit(self, obs: np.ndarray | torch.Tensor) -> ObsNorm:
-        """Set mean and std from training observations (…, dim) and switch on."""
+    def fit(self, obs: np.ndarray | torch.Tensor, eps: float = 0.0) -> ObsNorm:
+        """Set mean and std from training observations (…, dim) and switch on; ``eps`` > 0:
+        divide by std + eps (d3rlpy's scaler) instead of flooring a constant dimension."""
         x = obs.detach().double().cpu().numpy() if torch.is_tensor(obs) else np.asarray(obs)
         x = x.reshape(-1, x.shape[-1]).astype(np.float64)
         if x.shape[-1] != self.mean.numel():
             raise ValueError(f"need observations with {self.mean.numel()} dims, got {x.shape[-1]}")
         if x.shape[0] == 0 or not np.all(np.isfinite(x)):
             raise ValueError("observation statistics need finite training observations")
+        if not (np.isfinite(eps) and eps >= 0):
+            raise ValueError(f"eps must be finite and non-negative, got {eps}")
         sd = x.std(axis=0)
-        sd = np.where(sd < STD_FLOOR, 1.0, sd)
+        sd = sd + eps if eps > 0 else np.where(sd < STD_FLOOR, 1.0, sd)
         self.mean.copy_(torch.as_tensor(x.mean(axis=0)))
         self.std.copy_(torch.as_tensor(sd))
         self.active = True

@@ -105,6 +105,7 @@ class GaussianPolicy(TanhGaussianPolicy):
 
 
 DISTRIBUTIONS = {"tanh-gaussian": TanhGaussianPolicy, "gaussian": GaussianPolicy}
+SAMPLINGS = ("weighted", "uniform")
 
 
 @dataclass(frozen=True)
@@ -119,12 +120,19 @@ class PolicyConfig:
     normalize_obs: bool = False  # z-score inputs with the training observations' statistics
     # "tanh-gaussian" (PAWS and the shared default) or "gaussian" (IQL's actor)
     distribution: str = "tanh-gaussian"
+    # minibatches drawn ∝ weight ("weighted") or uniformly with the weight in the loss
+    sampling: str = "weighted"
+    obs_eps: float = 0.0  # > 0: z-score by std + obs_eps (d3rlpy's scaler: 1e-3); ObsNorm.fit
 
     def __post_init__(self) -> None:
         if self.distribution not in DISTRIBUTIONS:
             raise ValueError(
                 f"distribution must be one of {sorted(DISTRIBUTIONS)}, got {self.distribution!r}"
             )
+        if self.sampling not in SAMPLINGS:
+            raise ValueError(f"sampling must be one of {SAMPLINGS}, got {self.sampling!r}")
+        if not (math.isfinite(self.obs_eps) and self.obs_eps >= 0):
+            raise ValueError(f"obs_eps must be finite and non-negative, got {self.obs_eps}")
 
 
 @dataclass
@@ -214,7 +222,7 @@ def fit_weighted_mle(
     gen = torch.Generator().manual_seed(seed + 7919 * rank())  # each rank its own batches
     policy = DISTRIBUTIONS[c.distribution](o.shape[1], a.shape[1], c.hidden)
     if c.normalize_obs:
-        policy.obs_norm.fit(o)  # the training observations only
+        policy.obs_norm.fit(o, c.obs_eps)  # the training observations only
     policy = policy.to(dev)
     first: list[int] = []
     ot, at = torch.as_tensor(o, device=dev), torch.as_tensor(a, device=dev)
@@ -227,12 +235,18 @@ def fit_weighted_mle(
         if not np.all(np.isfinite(w)) or np.any(w < 0) or w.sum() <= 0:
             raise ValueError("weights must be finite, non-negative and not all zero")
         p = torch.as_tensor(w / w.sum(), dtype=torch.float64)
+    wt = torch.as_tensor(p.numpy() * p.shape[0], dtype=torch.float32, device=dev)  # mean 1
 
     def loss_fn(step: int) -> torch.Tensor:
-        idx = torch.multinomial(p, c.batch_size, replacement=True, generator=gen)
+        if c.sampling == "uniform":
+            idx = torch.randint(0, o.shape[0], (c.batch_size,), generator=gen)
+        else:
+            idx = torch.multinomial(p, c.batch_size, replacement=True, generator=gen)
         if step == 0:
             first.extend(int(i) for i in idx)
         idx = idx.to(dev)
+        if c.sampling == "uniform":
+            return -(wt[idx] * policy.log_prob(ot[idx], at[idx])).mean()
         return -policy.log_prob(ot[idx], at[idx]).mean()
 
     summary, losses = train_loop(policy.parameters(), loss_fn, c)
