@@ -30,7 +30,7 @@ from icml26.paws.reproduce import PRESETS, normalised
 from icml26.shared import quiet_dependencies, torch_threads
 
 sys.path.insert(0, str(Path(__file__).parent))
-from paper_cell import paper_cell
+from paper_cell import paper_rewards
 
 WINDOW = 100
 
@@ -48,8 +48,7 @@ def main() -> None:
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     with torch_threads(1), quiet_dependencies():
-        episodes, _, adv = paper_cell(config, args.task, args.seed, args.n)
-        reward = adv.model.per_step(episodes.obs, episodes.act)
+        episodes, _adv, reward, _ = paper_rewards(config, args.task, args.seed, args.n)
         q = replace(config.iql, cap=args.steps, plateau_patience=10**9)  # no plateau stop
         data = iql_transitions(episodes, reward, q)
         pick = np.random.default_rng(12345).choice(data.obs.shape[0], args.probe, replace=False)

@@ -48,7 +48,7 @@ from icml26.shared import quiet_dependencies, torch_threads
 
 sys.path.insert(0, str(Path(__file__).parent))
 from bench_d3rlpy_piql import _import_d3rlpy
-from paper_cell import paper_cell
+from paper_cell import paper_rewards
 
 WINDOW = 100
 D3RLPY_LOSSES = ("q_loss", "v_loss", "actor_loss")  # d3rlpy's per-epoch mean losses
@@ -161,10 +161,7 @@ def main() -> None:
     out.mkdir(parents=True, exist_ok=True)
     with torch_threads(1), quiet_dependencies():
         for task, seed in product(args.tasks, args.seeds):
-            c0 = time.process_time()
-            episodes, _, adv = paper_cell(config, task, seed, args.n)
-            reward = adv.model.per_step(episodes.obs, episodes.act)
-            setup = round(time.process_time() - c0, 1)
+            episodes, adv, reward, setup = paper_rewards(config, task, seed, args.n)
 
             def score(act, task=task, seed=seed) -> float:
                 s, _ = metaworld_success(act, task, mw.eval_episodes, seed, horizon=mw.horizon)

@@ -42,7 +42,7 @@ from icml26.shared import quiet_dependencies, torch_threads
 
 sys.path.insert(0, str(Path(__file__).parent))
 from iql_steps_metaworld import d3rlpy_iql
-from paper_cell import paper_cell
+from paper_cell import paper_rewards
 
 VARIANTS = {
     "preset": {},
@@ -73,10 +73,7 @@ def main() -> None:
     out.mkdir(parents=True, exist_ok=True)
     with torch_threads(1), quiet_dependencies():
         for task, seed in product(args.tasks, args.seeds):
-            c0 = time.process_time()
-            episodes, _, adv = paper_cell(config, task, seed, args.n)
-            reward = adv.model.per_step(episodes.obs, episodes.act)
-            setup = round(time.process_time() - c0, 1)
+            episodes, adv, reward, setup = paper_rewards(config, task, seed, args.n)
             per_episode: dict = {}
 
             def score(act, task=task, seed=seed, per_episode=per_episode) -> float:
