@@ -119,8 +119,7 @@ def test_iql_structure_options(episodes, pairs):
 
 
 def test_joint_critic_step_is_one_step_on_both_losses(episodes):
-    # the joint step's Q target uses V before the step: with V frozen at its initial
-    # parameters (lr → 0 is not allowed, so compare one step's V with a fresh critic's)
+    # one step of each from the same initial critic on the same minibatch
     reward = np.ones(episodes.obs.shape[:2])
     data = transitions(episodes, reward, last_step="drop")
     one = IQLConfig(cap=1, plateau_window=1, critic_update="joint")
@@ -141,6 +140,15 @@ def test_uniform_sampling_weights_the_loss(episodes):
     fit_w = fit_weighted_mle(obs, act, w, PolicyConfig(cap=3), device="cpu")
     assert fit.first_batch != fit_w.first_batch and max(fit_w.first_batch) < 5
     assert np.all(np.isfinite(fit.losses))
+    # uniform minibatches do not depend on the weights, so zero weight on every index of
+    # the first batch makes that batch's loss exactly zero: the weight is in the loss
+    uniform = PolicyConfig(cap=3, sampling="uniform")
+    w = np.ones(obs.shape[0])
+    ones = fit_weighted_mle(obs, act, w, uniform, device="cpu")
+    w[ones.first_batch] = 0.0
+    zero = fit_weighted_mle(obs, act, w, uniform, device="cpu")
+    assert zero.first_batch == ones.first_batch == fit.first_batch
+    assert zero.losses[0] == 0.0 and ones.losses[0] != 0.0
 
 
 def test_obs_norm_eps_divides_by_std_plus_eps():

@@ -327,26 +327,21 @@ def fit_iql(
         o, a, r = t["obs"][idx], t["act"][idx], t["reward"][idx]
         with torch.no_grad():
             q_t = critic.qs(o, a, target=True).min(dim=0).values
-        if joint:  # L_V + Σ_k L_Q,k, the TD target from V before the step
-            with torch.no_grad():
-                v_next = critic.value(t["next_obs"][idx])
-                target = r + c.discount * (1 - t["terminal"][idx]) * v_next
-            v_loss = expectile_loss(q_t - critic.value(o), c.expectile)
-            q = critic.qs(o, a)
-            q_loss = F.mse_loss(q, target.expand_as(q))  # the members' mean (the rule's)
+        v_loss = expectile_loss(q_t - critic.value(o), c.expectile)
+        if not joint:  # V first; Q's TD target then uses the updated V
+            v_opt.zero_grad()
+            v_loss.backward()
+            v_opt.step()
+        with torch.no_grad():  # joint: V before the step
+            v_next = critic.value(t["next_obs"][idx])
+            target = r + c.discount * (1 - t["terminal"][idx]) * v_next
+        q = critic.qs(o, a)
+        q_loss = F.mse_loss(q, target.expand_as(q))  # the members' mean (the rule's)
+        if joint:  # one step on L_V + Σ_k L_Q,k
             opt.zero_grad()
             (v_loss + q.shape[0] * q_loss).backward()
             opt.step()
         else:
-            v_loss = expectile_loss(q_t - critic.value(o), c.expectile)
-            v_opt.zero_grad()
-            v_loss.backward()
-            v_opt.step()
-            with torch.no_grad():
-                v_next = critic.value(t["next_obs"][idx])
-                target = r + c.discount * (1 - t["terminal"][idx]) * v_next
-            q = critic.qs(o, a)
-            q_loss = F.mse_loss(q, target.expand_as(q))
             q_opt.zero_grad()
             q_loss.backward()
             q_opt.step()
