@@ -523,9 +523,9 @@ def run_task(config: Config, data: Seq2Seq, seed: int, group: str) -> tuple[list
     plus its own sampling). With more than one worker (:func:`worker_count`) the jobs of
     :func:`_jobs` run in parallel processes (not with ``perplexity``, which scores every
     method with the AR model trained in the same process)."""
-    workers = worker_count(config)
-    if workers > 1 and len(_jobs(config)) > 1 and not config.perplexity:
-        return _run_parallel(config, data, seed, group, min(workers, len(_jobs(config))))
+    workers, jobs = worker_count(config), len(_jobs(config))
+    if workers > 1 and jobs > 1 and not config.perplexity:
+        return _run_parallel(config, data, seed, group, min(workers, jobs))
     rows, records = [], []
     test_src, test_mask = data.test_src, data.mask(data.test_src)
     eos = data.vocab.eos_id
@@ -782,10 +782,9 @@ PAPER = Paper(
         ),
     ),
     default_seeds=3,
-    # 0.9.0: one core runs a seed in ~190 CPU-s (the spaces' ensemble ~105 of them); with the
-    # preset's two workers a seed takes about the ensemble's job plus start-up (an estimate,
-    # not yet timed on two free cores; 0.6.0 measured 247 s a seed)
-    seconds_per_seed={"smoke": 115.0},
+    # 0.9.0, seeds 0-2 with the preset's two workers on two free cores: 6 min 11 s wall for
+    # the three seeds, 2 min 02-04 s a seed (one core: ~190 CPU-s a seed)
+    seconds_per_seed={"smoke": 123.0},
     code="https://github.com/ashaba1in/smoothie",
     authors="Alexander Shabalin, Viacheslav Meshchaninov, Dmitry Vetrov",
 )
