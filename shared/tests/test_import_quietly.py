@@ -57,3 +57,25 @@ def test_structlog_info_lines_are_filtered(capsys):
         assert "kept" in text
     finally:
         structlog.reset_defaults()
+
+
+def test_loggers_are_only_raised_and_children_keep_inheriting():
+    lib = logging.getLogger("thirdparty_test_lib")
+    lib_child = logging.getLogger("thirdparty_test_lib.modeling")
+    noisy = logging.getLogger("thirdparty_test_noisy")
+    transformers = logging.getLogger("transformers")
+    before = transformers.level
+    lib.setLevel(logging.ERROR)  # a library's own verbosity switch
+    noisy.setLevel(logging.DEBUG)
+    transformers.setLevel(logging.ERROR)  # transformers' set_verbosity_error
+    try:
+        with quiet_dependencies():
+            assert lib.level == logging.ERROR  # not lowered back to WARNING
+            assert lib_child.level == logging.NOTSET  # still follows its library
+            assert lib_child.getEffectiveLevel() == logging.ERROR
+            assert noisy.level == logging.WARNING  # raised
+            assert transformers.level == logging.ERROR
+    finally:
+        for logger in (lib, lib_child, noisy):
+            logger.setLevel(logging.NOTSET)
+        transformers.setLevel(before)

@@ -79,4 +79,4 @@ __all__ = [
     "world_size",
 ]
 
-__version__ = "0.2.4"
+__version__ = "0.2.5"

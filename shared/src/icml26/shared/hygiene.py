@@ -2,7 +2,7 @@
 
 Third-party libraries log at INFO or DEBUG (bm25s, lightning, scvi, jax's platform
 probe) and raise deprecation warnings from their own imports (torch_geometric,
-lightning). :func:`quiet_dependencies` sets every non-``icml26`` logger to WARNING
+lightning). :func:`quiet_dependencies` raises every non-``icml26`` logger to WARNING
 and filters the warnings that come from inside dependencies, for the duration of a
 reproduction or a benchmark; ``icml26.*`` loggers are left alone.
 """
@@ -56,12 +56,26 @@ DEPENDENCY_WARNINGS = (DeprecationWarning, PendingDeprecationWarning, FutureWarn
 
 
 def silence_loggers(level: int = logging.WARNING) -> None:
-    """Set every known third-party logger, and every existing non-icml26 one, to ``level``."""
+    """Raise every known third-party logger, and every non-icml26 one below it, to ``level``.
+
+    Levels are only raised: a library switched to ERROR (``transformers``'
+    ``set_verbosity_error``) stays there. A logger that already inherits ``level`` or
+    more from its parents stays unset, so it keeps following its library's own
+    verbosity switch; pinning it would override that switch, and transformers even runs
+    a tensor-parallel check that warns "layers were not sharded" on every model load
+    once ``transformers.modeling_utils`` has an explicit level of WARNING or more.
+    """
     for name in NOISY_LOGGERS:
-        logging.getLogger(name).setLevel(level)
-    for name in list(logging.root.manager.loggerDict):
-        if not name.startswith("icml26"):
-            logging.getLogger(name).setLevel(max(level, logging.getLogger(name).level))
+        logger = logging.getLogger(name)
+        logger.setLevel(max(level, logger.level))
+    # parents first, so that a child which inherits a raised level is left unset
+    names = sorted(logging.root.manager.loggerDict, key=lambda n: n.count("."))
+    for name in names:
+        if name.startswith("icml26"):
+            continue
+        logger = logging.getLogger(name)
+        if logger.getEffectiveLevel() < level:
+            logger.setLevel(level)
     # lightning prints its tips through rank_zero_info and an env switch
     os.environ.setdefault("LITLOGGER_DISABLE", "1")
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
