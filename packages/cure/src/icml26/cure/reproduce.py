@@ -390,5 +390,5 @@ PAPER = Paper(
     default_seeds=3,
     code=None,
     authors="anonymous (ICML 2026 poster 64944)",
-    seconds_per_seed={"smoke": 105.0},  # CPU time of 0.2.0 (one torch thread)
+    seconds_per_seed={"smoke": 58.0},  # 3 seeds: 174 s wall on 2 idle cores (2026-12-07)
 )

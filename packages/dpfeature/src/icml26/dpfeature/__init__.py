@@ -88,4 +88,4 @@ __all__ = [
     "zcdp_rho",
 ]
 
-__version__ = "0.1.0"
+__version__ = "0.1.1"

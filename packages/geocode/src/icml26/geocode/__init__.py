@@ -104,4 +104,4 @@ __all__ = [
     "verify_problem",
 ]
 
-__version__ = "0.3.0"
+__version__ = "0.3.1"

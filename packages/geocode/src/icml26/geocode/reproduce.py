@@ -436,8 +436,7 @@ PAPER = Paper(
         ignore=("IR oracle (gold IR)", "caption arm", "code arm, textbook tier"),
     ),
     default_seeds=3,
-    # measured on the shared 2-core machine at a load of about 15 (inflated)
-    seconds_per_seed={"smoke": 960.0},
+    seconds_per_seed={"smoke": 78.0},  # 3 seeds: 233 s wall on 2 idle cores (2026-12-07)
     code=None,
     authors="the paper's authors (arXiv 2602.18745)",
 )
